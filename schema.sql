@@ -1,0 +1,258 @@
+-- teaminfra: the one schema. Portable SQL: runs unchanged on SQLite and PostgreSQL.
+-- Applied at every start; every statement is idempotent (IF NOT EXISTS), so a second start
+-- on the same data changes nothing and loses nothing.
+-- Conventions: ids are prefixed, time-sortable TEXT; times are ISO-8601 UTC TEXT; booleans
+-- are INTEGER 0/1; JSON is TEXT. These types mean the same thing in both engines.
+
+CREATE TABLE IF NOT EXISTS teams (
+  id          TEXT PRIMARY KEY,
+  name        TEXT NOT NULL,
+  plan        TEXT NOT NULL CHECK (plan IN ('free', 'starter', 'business', 'enterprise')),
+  timezone    TEXT NOT NULL DEFAULT 'UTC',
+  created_at  TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS users (
+  id             TEXT PRIMARY KEY,
+  email          TEXT NOT NULL UNIQUE,
+  password_hash  TEXT,
+  created_at     TEXT NOT NULL,
+  last_sign_in_at TEXT
+);
+
+CREATE TABLE IF NOT EXISTS memberships (
+  team_id     TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  role        TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'member')),
+  created_at  TEXT NOT NULL,
+  -- A removed member keeps the row so that "created by" can still name them.
+  removed_at  TEXT,
+  PRIMARY KEY (team_id, user_id)
+);
+
+CREATE TABLE IF NOT EXISTS servers (
+  id          TEXT PRIMARY KEY,
+  team_id     TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  name        TEXT NOT NULL,
+  -- The node that hosts the server's services (scale-out); NULL means any single node.
+  node        TEXT,
+  root_dir    TEXT,
+  capacity    INTEGER NOT NULL DEFAULT 20,
+  state       TEXT NOT NULL DEFAULT 'ready',
+  created_at  TEXT NOT NULL,
+  deleted_at  TEXT
+);
+CREATE INDEX IF NOT EXISTS servers_team ON servers (team_id, id);
+
+-- ERP services and their copies: a copy is a service with a parent.
+CREATE TABLE IF NOT EXISTS erp_services (
+  id          TEXT PRIMARY KEY,
+  team_id     TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  server_id   TEXT NOT NULL REFERENCES servers (id),
+  parent_id   TEXT REFERENCES erp_services (id),
+  name        TEXT NOT NULL,
+  state       TEXT NOT NULL CHECK (state IN ('provisioning', 'stopped', 'starting', 'running', 'stopping',
+                                             'redeploying', 'restoring', 'failed', 'deleting')),
+  revision    INTEGER NOT NULL DEFAULT 1,
+  port        INTEGER,
+  pid         INTEGER,
+  outgoing_smtp TEXT,
+  mail_username TEXT,
+  mail_password_hash TEXT,
+  state_reason TEXT,
+  created_at  TEXT NOT NULL,
+  updated_at  TEXT NOT NULL,
+  deleted_at  TEXT
+);
+CREATE INDEX IF NOT EXISTS erp_services_team ON erp_services (team_id, id);
+CREATE INDEX IF NOT EXISTS erp_services_parent ON erp_services (parent_id);
+
+CREATE TABLE IF NOT EXISTS api_tokens (
+  id                 TEXT PRIMARY KEY,
+  team_id            TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  name               TEXT NOT NULL,
+  -- SHA-256 of the value, hex. The value itself is never stored.
+  token_hash         TEXT NOT NULL UNIQUE,
+  token_prefix       TEXT NOT NULL,
+  token_last_four    TEXT NOT NULL,
+  source             TEXT NOT NULL CHECK (source IN ('panel', 'cli', 'assistant', 'legacy')),
+  assistant_name     TEXT,
+  created_by_user_id TEXT REFERENCES users (id),
+  created_at         TEXT NOT NULL,
+  -- The token works until the end of this day (YYYY-MM-DD) in the team's time zone; NULL: never expires.
+  expires_on         TEXT,
+  accepted_by        TEXT NOT NULL CHECK (accepted_by IN ('api', 'mcp', 'both')),
+  full_access        INTEGER NOT NULL,
+  -- Comma-separated permission identifiers as chosen; implications are applied when checking.
+  permissions        TEXT NOT NULL DEFAULT '',
+  -- Restriction flags are separate from the lists: a restricted token whose services were all
+  -- deleted reaches nothing, not everything.
+  restrict_services  INTEGER NOT NULL DEFAULT 0,
+  restrict_servers   INTEGER NOT NULL DEFAULT 0,
+  revoked_at         TEXT,
+  replaced_by_token_id TEXT,
+  last_used_at       TEXT,
+  last_used_channel  TEXT,
+  updated_at         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS api_tokens_team ON api_tokens (team_id, id);
+
+CREATE TABLE IF NOT EXISTS api_token_services (
+  token_id    TEXT NOT NULL REFERENCES api_tokens (id) ON DELETE CASCADE,
+  service_id  TEXT NOT NULL REFERENCES erp_services (id) ON DELETE CASCADE,
+  PRIMARY KEY (token_id, service_id)
+);
+
+CREATE TABLE IF NOT EXISTS api_token_servers (
+  token_id    TEXT NOT NULL REFERENCES api_tokens (id) ON DELETE CASCADE,
+  server_id   TEXT NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
+  PRIMARY KEY (token_id, server_id)
+);
+
+-- Long actions (start, stop, redeploy, create, delete, backup, restore, copy) as a queue
+-- taken by workers with a lease.
+CREATE TABLE IF NOT EXISTS operations (
+  id                 TEXT PRIMARY KEY,
+  team_id            TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  kind               TEXT NOT NULL,
+  service_id         TEXT REFERENCES erp_services (id),
+  server_id          TEXT REFERENCES servers (id),
+  state              TEXT NOT NULL CHECK (state IN ('queued', 'running', 'succeeded', 'failed')),
+  reason             TEXT,
+  parameters         TEXT NOT NULL DEFAULT '{}',
+  result             TEXT,
+  requested_by_token_id TEXT REFERENCES api_tokens (id),
+  requested_channel  TEXT,
+  idempotency_key    TEXT,
+  request_fingerprint TEXT,
+  lease_owner        TEXT,
+  lease_expires_at   TEXT,
+  created_at         TEXT NOT NULL,
+  started_at         TEXT,
+  finished_at        TEXT
+);
+CREATE INDEX IF NOT EXISTS operations_team ON operations (team_id, id);
+CREATE INDEX IF NOT EXISTS operations_queue ON operations (state, lease_expires_at);
+CREATE UNIQUE INDEX IF NOT EXISTS operations_idempotency ON operations (requested_by_token_id, idempotency_key);
+
+-- Every state change of an operation, with when and who asked.
+CREATE TABLE IF NOT EXISTS operation_transitions (
+  id            TEXT PRIMARY KEY,
+  operation_id  TEXT NOT NULL REFERENCES operations (id) ON DELETE CASCADE,
+  state         TEXT NOT NULL,
+  reason        TEXT,
+  at            TEXT NOT NULL,
+  token_id      TEXT,
+  channel       TEXT
+);
+CREATE INDEX IF NOT EXISTS operation_transitions_operation ON operation_transitions (operation_id, at);
+
+CREATE TABLE IF NOT EXISTS backups (
+  id            TEXT PRIMARY KEY,
+  team_id       TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  service_id    TEXT NOT NULL REFERENCES erp_services (id),
+  state         TEXT NOT NULL CHECK (state IN ('pending', 'completed', 'failed')),
+  kind          TEXT NOT NULL DEFAULT 'manual',
+  size_bytes    INTEGER,
+  sha256        TEXT,
+  file_path     TEXT,
+  operation_id  TEXT REFERENCES operations (id),
+  reason        TEXT,
+  created_at    TEXT NOT NULL,
+  completed_at  TEXT
+);
+CREATE INDEX IF NOT EXISTS backups_service ON backups (service_id, id);
+
+-- Emails kept by a copy's mail catcher. Only copies have one.
+CREATE TABLE IF NOT EXISTS caught_emails (
+  id            TEXT PRIMARY KEY,
+  team_id       TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  copy_id       TEXT NOT NULL REFERENCES erp_services (id) ON DELETE CASCADE,
+  message_id    TEXT,
+  sender        TEXT,
+  recipients    TEXT NOT NULL DEFAULT '[]',
+  subject       TEXT,
+  text_body     TEXT,
+  html_body     TEXT,
+  attachments   TEXT NOT NULL DEFAULT '[]',
+  raw_path      TEXT NOT NULL,
+  size_bytes    INTEGER NOT NULL,
+  received_at   TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS caught_emails_copy ON caught_emails (copy_id, id);
+
+CREATE TABLE IF NOT EXISTS webhooks (
+  id                 TEXT PRIMARY KEY,
+  team_id            TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  url                TEXT NOT NULL,
+  description        TEXT NOT NULL DEFAULT '',
+  event_types        TEXT NOT NULL DEFAULT '*',
+  -- Signing needs the secret itself; it is shown to the team once.
+  secret             TEXT NOT NULL,
+  previous_secret    TEXT,
+  previous_secret_expires_at TEXT,
+  allow_private      INTEGER NOT NULL DEFAULT 0,
+  enabled            INTEGER NOT NULL DEFAULT 1,
+  disabled_reason    TEXT,
+  failing_since      TEXT,
+  created_at         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhooks_team ON webhooks (team_id, id);
+
+-- The events outbox: written in the same transaction as the change that caused the event.
+CREATE TABLE IF NOT EXISTS events (
+  id          TEXT PRIMARY KEY,
+  team_id     TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  type        TEXT NOT NULL,
+  payload     TEXT NOT NULL,
+  created_at  TEXT NOT NULL,
+  dispatched_at TEXT
+);
+CREATE INDEX IF NOT EXISTS events_undispatched ON events (dispatched_at, id);
+
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
+  id                 TEXT PRIMARY KEY,
+  webhook_id         TEXT NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+  event_id           TEXT NOT NULL REFERENCES events (id) ON DELETE CASCADE,
+  state              TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+  attempts           INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at    TEXT NOT NULL,
+  last_status        INTEGER,
+  last_duration_ms   INTEGER,
+  last_response_excerpt TEXT,
+  last_error         TEXT,
+  lease_owner        TEXT,
+  lease_expires_at   TEXT,
+  created_at         TEXT NOT NULL,
+  updated_at         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (state, next_attempt_at);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_webhook ON webhook_deliveries (webhook_id, id);
+
+CREATE TABLE IF NOT EXISTS panel_sessions (
+  -- SHA-256 of the cookie value, hex.
+  id_hash     TEXT PRIMARY KEY,
+  user_id     TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  team_id     TEXT REFERENCES teams (id) ON DELETE CASCADE,
+  csrf_secret TEXT NOT NULL,
+  created_at  TEXT NOT NULL,
+  expires_at  TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS panel_sessions_user ON panel_sessions (user_id);
+
+-- Every action and every denial: who (token or user), through which channel, what, outcome.
+CREATE TABLE IF NOT EXISTS audit_log (
+  id           TEXT PRIMARY KEY,
+  team_id      TEXT,
+  at           TEXT NOT NULL,
+  actor_type   TEXT NOT NULL CHECK (actor_type IN ('token', 'user', 'operator', 'anonymous')),
+  actor_id     TEXT,
+  channel      TEXT NOT NULL,
+  action       TEXT NOT NULL,
+  target_type  TEXT,
+  target_id    TEXT,
+  outcome      TEXT NOT NULL CHECK (outcome IN ('allowed', 'denied', 'failed')),
+  code         TEXT,
+  detail       TEXT
+);
+CREATE INDEX IF NOT EXISTS audit_log_team ON audit_log (team_id, at);

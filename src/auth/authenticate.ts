@@ -1,0 +1,56 @@
+// From a bearer value to a Principal. Every way a token can be unusable gives the same public
+// answer (401 invalid_token); the precise reason goes to the audit log only, so that a caller
+// learns nothing about which tokens exist.
+import type { Kysely } from 'kysely';
+import { AppError } from '../core/errors.js';
+import type { Principal } from '../core/principal.js';
+import type { Database } from '../db/tables.js';
+import { findTokenWithTeamByHash } from '../db/repositories/tokens.js';
+import { isExpired } from './expiry.js';
+import { expandPermissions, parseStoredPermissions } from './permissions.js';
+import { hashTokenValue, isWellFormedToken } from './token-format.js';
+
+export const INVALID_TOKEN_SENTENCE =
+  'The API token is missing, malformed, unknown, revoked or expired. Send a valid token as "Authorization: Bearer <token>".';
+
+export function invalidToken(internalReason: string, tokenId?: string, teamId?: string): AppError {
+  const error = new AppError('invalid_token', INVALID_TOKEN_SENTENCE, {}, internalReason);
+  return Object.assign(error, { tokenId, teamId });
+}
+
+/** Extracts the token from an Authorization header value; undefined when absent or not Bearer. */
+export function bearerFrom(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : undefined;
+}
+
+export async function authenticate(db: Kysely<Database>, bearer: string | undefined, now = new Date()): Promise<Principal> {
+  if (bearer === undefined) throw invalidToken('missing');
+  if (!isWellFormedToken(bearer)) throw invalidToken('malformed');
+  const row = await findTokenWithTeamByHash(db, hashTokenValue(bearer));
+  if (!row) throw invalidToken('unknown');
+  if (row.revoked_at !== null) throw invalidToken('revoked', row.id, row.team_id);
+  if (isExpired(row.expires_on, row.timezone, now)) throw invalidToken('expired', row.id, row.team_id);
+  const fullAccess = row.full_access === 1;
+  return {
+    tokenId: row.id,
+    tokenName: row.name,
+    source: row.source,
+    teamId: row.team_id,
+    teamName: row.team_name,
+    plan: row.plan,
+    timezone: row.timezone,
+    acceptedBy: row.accepted_by,
+    expiresOn: row.expires_on,
+    fullAccess,
+    permissions: expandPermissions(fullAccess ? [] : parseStoredPermissions(row.permissions)),
+    reach: {
+      teamId: row.team_id,
+      tokenId: row.id,
+      restrictServices: row.restrict_services === 1,
+      restrictServers: row.restrict_servers === 1,
+    },
+    lastUsedAt: row.last_used_at,
+  };
+}

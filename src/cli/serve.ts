@@ -1,0 +1,42 @@
+// `teaminfra serve`: the REST API and docs on one HTTP server, until SIGINT or SIGTERM.
+import { createApp, defaultConfig } from '../app.js';
+import { buildHttpServer } from '../http/server.js';
+import { catalog } from '../../tools/index.js';
+import { seedDemoIfEmpty } from './demo.js';
+import { dataDirOf, parseOptions } from './options.js';
+import { UsageError } from './usage.js';
+
+export async function runServe(args: string[]): Promise<void> {
+  const values = parseOptions(args, { port: { type: 'string' }, host: { type: 'string' }, demo: { type: 'boolean' } }, 'serve');
+  const port = Number(values.port ?? process.env.PORT ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`serve: --port must be a port number; got "${values.port}".`);
+  const host = values.host ?? '127.0.0.1';
+
+  const app = createApp(defaultConfig(dataDirOf(values)), (error, capability) =>
+    console.error(JSON.stringify({ level: 'error', msg: 'internal error', capability, reason: error.internalReason })));
+  const demo = values.demo ? await seedDemoIfEmpty(app.db.kysely) : undefined;
+  const server = await buildHttpServer(app, catalog, { logger: { level: process.env.LOG_LEVEL ?? 'info' } });
+  const address = await server.listen({ port, host });
+
+  console.log(`teaminfra serving on ${address}`);
+  console.log(`  REST API:      ${address}/api/service-erp`);
+  console.log(`  API docs:      ${address}/docs  (OpenAPI: ${address}/docs/api.json)`);
+  if (demo) {
+    console.log('\nDemo team created (shown once, keep it now):');
+    console.log(`  team:          ${demo.teamId}`);
+    console.log(`  owner sign-in: ${demo.ownerEmail} / ${demo.ownerPassword}`);
+    console.log(`  API token:     ${demo.token}`);
+    console.log(`\nTry: curl -H "Authorization: Bearer ${demo.token}" -H "Accept: application/json" ${address}/api/service-erp`);
+  }
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await server.close();
+    await app.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+}

@@ -1,0 +1,20 @@
+// The operator command line's contract (DESIGN.md), as printed by `teaminfra help`.
+export const USAGE = `Usage:
+  teaminfra serve [--data-dir DIR] [--port N] [--host H] [--demo]    REST + MCP HTTP + panel + docs
+  teaminfra mcp   [--data-dir DIR]                              MCP over stdio, token from TEAMINFRA_TOKEN
+  teaminfra admin create-team   --name N [--plan free|starter|business|enterprise] [--timezone TZ]
+  teaminfra admin set-plan      --team ID --plan P
+  teaminfra admin add-member    --team ID --email E --role owner|admin|member [--password-stdin]
+  teaminfra admin create-server --team ID --name N
+  teaminfra admin create-service --team ID --server ID --name N
+  teaminfra admin create-token  --team ID --name N [--accepted-by api|mcp|both]
+                                [--permissions p1,p2 | --full-access] [--services id,..]
+                                [--servers id,..] [--expires-on YYYY-MM-DD] [--created-by EMAIL]
+  teaminfra admin remove-member --team ID --email E
+  teaminfra admin create-webhook --team ID --url URL [--events t1,t2] [--allow-private]
+
+Every command takes --data-dir DIR (default ./data) and --database-url URL (or DATABASE_URL).
+Each admin command prints one JSON object.`;
+
+/** A mistake in how the command was called: exit code 2 and a sentence on stderr. */
+export class UsageError extends Error {}

@@ -1,0 +1,118 @@
+// The shape of one capability. Each file under tools/ calls defineCapability() once; the REST
+// adapter, the MCP adapter and the OpenAPI document are all projections of this one object.
+import type { z } from 'zod';
+import type { PermissionId } from '../auth/permissions.js';
+import type { Db } from '../db/connect.js';
+import type { ErrorCode } from './errors.js';
+import type { Channel, Reach } from './principal.js';
+import type { AcceptedBy } from '../db/tables.js';
+
+/**
+ * What a capability touches, declared so that invoke() can check reach before run():
+ * - `team`: the caller's team as a whole (lists, which filter by reach in SQL);
+ * - `service` | `server` | `backup` | `operation`: one thing named by an input field;
+ * - `caller`: the calling token itself, read-only.
+ */
+export type TargetSpec =
+  | { kind: 'team' }
+  | { kind: 'caller' }
+  | { kind: 'service' | 'server' | 'backup' | 'operation'; from: string };
+
+export interface Hints {
+  readOnly: boolean;
+  destructive: boolean;
+  idempotent: boolean;
+  openWorld: boolean;
+}
+
+export interface HttpBinding {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** OpenAPI-style path; every {param} must be a field of the input. */
+  path: string;
+  status: number;
+}
+
+/** What the calling token may do, for capabilities that describe it (GET /api/token). */
+export interface CallerAccess {
+  tokenId: string;
+  tokenName: string;
+  source: string;
+  teamId: string;
+  teamName: string;
+  plan: string;
+  acceptedBy: AcceptedBy;
+  expiresOn: string | null;
+  fullAccess: boolean;
+  permissions: readonly PermissionId[];
+}
+
+/** Everything a handler gets. Never the token: only what it may reach and who to record. */
+export interface CapabilityContext {
+  db: Db;
+  reach: Reach;
+  /** For recording who asked (operations, audit); an id, never a value. */
+  actor: { tokenId: string; channel: Channel };
+  caller: CallerAccess;
+  /** The row invoke() found while checking reach, when the target names one thing. */
+  target: Record<string, unknown> | undefined;
+}
+
+export interface CapabilityDefinition<Input extends z.ZodObject, Output extends z.ZodType> {
+  name: string;
+  title: string;
+  description: string;
+  /** The permission required; `null` only for reading the calling token itself. */
+  permission: PermissionId | null;
+  target: TargetSpec;
+  /** A capability that creates a service or server is refused to a token restricted to those. */
+  creates?: 'service' | 'server';
+  input: Input;
+  output: Output;
+  http: HttpBinding;
+  hints: Hints;
+  errors: readonly ErrorCode[];
+  run(input: z.output<Input>, context: CapabilityContext): Promise<z.input<Output>>;
+}
+
+export type Capability = CapabilityDefinition<z.ZodObject, z.ZodType>;
+
+/** Names and paths that belong to token management, which exists only in the panel. */
+const TOKEN_MANAGEMENT = /token/i;
+
+export class CatalogError extends Error {}
+
+export function defineCapability<Input extends z.ZodObject, Output extends z.ZodType>(
+  definition: CapabilityDefinition<Input, Output>,
+): CapabilityDefinition<Input, Output> {
+  assertNotTokenManagement(definition);
+  assertPathParamsInInput(definition);
+  return Object.freeze(definition);
+}
+
+/**
+ * The spec forbids managing tokens through the API or MCP. The one token-shaped capability
+ * allowed is a read-only look at the caller itself; anything else is refused at load time.
+ */
+function assertNotTokenManagement(definition: Capability | CapabilityDefinition<z.ZodObject, z.ZodType>): void {
+  const mentionsTokens = TOKEN_MANAGEMENT.test(definition.name) || TOKEN_MANAGEMENT.test(definition.http.path);
+  if (!mentionsTokens) return;
+  const selfInspection = definition.target.kind === 'caller' && definition.hints.readOnly && definition.http.method === 'GET';
+  if (!selfInspection) {
+    throw new CatalogError(
+      `Capability ${definition.name} manages tokens; tokens are managed only on the API Tokens page of the panel.`,
+    );
+  }
+}
+
+function assertPathParamsInInput(definition: CapabilityDefinition<z.ZodObject, z.ZodType>): void {
+  for (const match of definition.http.path.matchAll(/\{([^}]+)\}/g)) {
+    const param = match[1] as string;
+    if (!(param in definition.input.shape)) {
+      throw new CatalogError(`Capability ${definition.name}: path parameter {${param}} is not a field of its input.`);
+    }
+  }
+  const target = definition.target;
+  if ('from' in target && !(target.from in definition.input.shape)) {
+    throw new CatalogError(`Capability ${definition.name}: target field ${target.from} is not a field of its input.`);
+  }
+}

@@ -1,0 +1,170 @@
+// invoke(): THE authorization core. Every capability call, from every channel, passes here, in
+// this order: token valid (401), channel accepted, plan includes the API, permission held,
+// creation allowed (403), input valid (400), target reachable (404), then run, then audit.
+// Adapters hold no rules: they turn a request into (capability, raw input, credentials) and
+// format what comes back.
+import type { z } from 'zod';
+import { authenticate } from '../auth/authenticate.js';
+import type { Db } from '../db/connect.js';
+import type { AuditLog } from './audit.js';
+import type { Capability, CallerAccess } from './capability.js';
+import { AppError, missingPermission, toAppError, type FieldError } from './errors.js';
+import { accepts, holds, PLANS_WITH_API, type Channel, type Principal } from './principal.js';
+import { resolveTarget } from './reach.js';
+
+export interface CoreDeps {
+  db: Db;
+  audit: AuditLog;
+  /** Told about failures that are ours (not the caller's), with their real cause. */
+  onInternalError?: (error: AppError, capability: string) => void;
+}
+
+export interface Credentials {
+  bearer: string | undefined;
+  channel: Channel;
+}
+
+const CHANNEL_NAMES: Record<Channel, string> = {
+  api: 'the REST API and command line',
+  mcp: 'the MCP server for AI assistants',
+};
+
+const PLAN_NAMES: Record<string, string> = { free: 'Free', starter: 'Starter', business: 'Business', enterprise: 'Enterprise' };
+
+/** Token valid, accepted by this channel, team plan includes the API. Audits a refusal. */
+export async function admit(deps: CoreDeps, credentials: Credentials, action: string): Promise<Principal> {
+  let principal: Principal;
+  try {
+    principal = await authenticate(deps.db.kysely, credentials.bearer);
+  } catch (thrown) {
+    const error = toAppError(thrown);
+    const known = thrown as { tokenId?: string; teamId?: string };
+    deps.audit.record({
+      team_id: known.teamId ?? null, actor_type: known.tokenId ? 'token' : 'anonymous', actor_id: known.tokenId ?? null,
+      channel: credentials.channel, action, target_type: null, target_id: null, outcome: 'denied',
+      code: error.code, detail: error.internalReason ?? null,
+    });
+    throw error;
+  }
+  try {
+    if (!accepts(principal.acceptedBy, credentials.channel)) {
+      const other: Channel = credentials.channel === 'api' ? 'mcp' : 'api';
+      throw new AppError(
+        'channel_not_accepted',
+        `This API token is accepted only by ${CHANNEL_NAMES[other]}, not by ${CHANNEL_NAMES[credentials.channel]}. ` +
+          'An owner or admin can change "Accepted by" on the API Tokens page of the panel.',
+      );
+    }
+    if (!PLANS_WITH_API.has(principal.plan)) {
+      throw new AppError(
+        'plan_excludes_api',
+        `Your team's plan (${PLAN_NAMES[principal.plan] ?? principal.plan}) does not include the API. ` +
+          'The API is available on every plan from Starter upward; an owner can change the plan.',
+      );
+    }
+  } catch (error) {
+    denied(deps, principal, credentials.channel, action, error as AppError);
+    throw error;
+  }
+  return principal;
+}
+
+/** Whether a capability is worth showing to this principal (MCP tools/list). Not a gate: invoke() is. */
+export function mayAttempt(principal: Principal, capability: Capability): boolean {
+  if (capability.permission !== null && !holds(principal, capability.permission)) return false;
+  return creationRefusal(principal, capability) === undefined;
+}
+
+export async function invoke<C extends Capability>(
+  capability: C,
+  rawInput: unknown,
+  credentials: Credentials,
+  deps: CoreDeps,
+): Promise<z.output<C['output']>> {
+  const principal = await admit(deps, credentials, capability.name);
+  const { channel } = credentials;
+  const targetId = 'from' in capability.target ? rawTargetId(rawInput, capability.target.from) : null;
+  try {
+    if (capability.permission !== null && !holds(principal, capability.permission)) {
+      throw missingPermission(capability.permission);
+    }
+    const refusal = creationRefusal(principal, capability);
+    if (refusal) throw refusal;
+    const parsed = capability.input.safeParse(rawInput ?? {});
+    if (!parsed.success) throw validationError(parsed.error);
+    const input = parsed.data as Record<string, unknown>;
+    const target = await resolveTarget(deps.db, principal.reach, capability.target, input);
+    const output = await capability.run(input, {
+      db: deps.db,
+      reach: principal.reach,
+      actor: { tokenId: principal.tokenId, channel },
+      caller: callerAccess(principal),
+      target,
+    });
+    deps.audit.tokenUsed(principal.tokenId, channel);
+    // Reads only touch last-used; every action gets its own row.
+    if (!capability.hints.readOnly) {
+      deps.audit.record({
+        team_id: principal.teamId, actor_type: 'token', actor_id: principal.tokenId, channel,
+        action: capability.name, target_type: capability.target.kind, target_id: targetId,
+        outcome: 'allowed', code: null, detail: null,
+      });
+    }
+    return output as z.output<C["output"]>;
+  } catch (thrown) {
+    const error = toAppError(thrown);
+    if (error.code === 'internal') deps.onInternalError?.(error, capability.name);
+    denied(deps, principal, channel, capability.name, error, capability.target.kind, targetId);
+    throw error;
+  }
+}
+
+function denied(
+  deps: CoreDeps, principal: Principal, channel: Channel, action: string, error: AppError,
+  targetType: string | null = null, targetId: string | null = null,
+): void {
+  deps.audit.record({
+    team_id: principal.teamId, actor_type: 'token', actor_id: principal.tokenId, channel, action,
+    target_type: targetType, target_id: targetId, outcome: error.code === 'internal' ? 'failed' : 'denied',
+    code: error.code, detail: error.internalReason ?? error.detail,
+  });
+}
+
+function creationRefusal(principal: Principal, capability: Capability): AppError | undefined {
+  if (capability.creates === 'service' && principal.reach.restrictServices) {
+    return new AppError('restricted_token_cannot_create',
+      'This API token is limited to specific ERP services, so it cannot create new ERP services.');
+  }
+  if (capability.creates === 'server' && principal.reach.restrictServers) {
+    return new AppError('restricted_token_cannot_create',
+      'This API token is limited to specific servers, so it cannot create new servers.');
+  }
+  return undefined;
+}
+
+function callerAccess(principal: Principal): CallerAccess {
+  return {
+    tokenId: principal.tokenId, tokenName: principal.tokenName, source: principal.source,
+    teamId: principal.teamId, teamName: principal.teamName, plan: principal.plan,
+    acceptedBy: principal.acceptedBy, expiresOn: principal.expiresOn, fullAccess: principal.fullAccess,
+    permissions: [...principal.permissions],
+  };
+}
+
+function rawTargetId(rawInput: unknown, field: string): string | null {
+  const value = (rawInput as Record<string, unknown> | null | undefined)?.[field];
+  return typeof value === 'string' ? value.slice(0, 100) : null;
+}
+
+function validationError(error: z.ZodError): AppError {
+  const errors: FieldError[] = error.issues.map((issue) => ({
+    field: issue.path.length > 0 ? issue.path.join('.') : fieldOfUnrecognized(issue),
+    message: issue.message,
+  }));
+  const fields = [...new Set(errors.map((entry) => entry.field))].join(', ');
+  return new AppError('validation_failed', `The request has invalid fields: ${fields}.`, { errors });
+}
+
+function fieldOfUnrecognized(issue: z.core.$ZodIssue): string {
+  return issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : '(body)';
+}

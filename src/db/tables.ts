@@ -1,0 +1,117 @@
+// Typed rows of schema.sql, as Kysely sees them. Keep in step with schema.sql.
+export type Plan = 'free' | 'starter' | 'business' | 'enterprise';
+export type Role = 'owner' | 'admin' | 'member';
+export type AcceptedBy = 'api' | 'mcp' | 'both';
+export type TokenSource = 'panel' | 'cli' | 'assistant' | 'legacy';
+export type ServiceState =
+  | 'provisioning' | 'stopped' | 'starting' | 'running' | 'stopping'
+  | 'redeploying' | 'restoring' | 'failed' | 'deleting';
+export type OperationState = 'queued' | 'running' | 'succeeded' | 'failed';
+
+export interface TeamsTable { id: string; name: string; plan: Plan; timezone: string; created_at: string }
+
+export interface UsersTable {
+  id: string; email: string; password_hash: string | null; created_at: string; last_sign_in_at: string | null;
+}
+
+export interface MembershipsTable {
+  team_id: string; user_id: string; role: Role; created_at: string; removed_at: string | null;
+}
+
+export interface ServersTable {
+  id: string; team_id: string; name: string; node: string | null; root_dir: string | null;
+  capacity: number; state: string; created_at: string; deleted_at: string | null;
+}
+
+export interface ErpServicesTable {
+  id: string; team_id: string; server_id: string; parent_id: string | null; name: string;
+  state: ServiceState; revision: number; port: number | null; pid: number | null;
+  outgoing_smtp: string | null; mail_username: string | null; mail_password_hash: string | null;
+  state_reason: string | null; created_at: string; updated_at: string; deleted_at: string | null;
+}
+
+export interface ApiTokensTable {
+  id: string; team_id: string; name: string; token_hash: string; token_prefix: string;
+  token_last_four: string; source: TokenSource; assistant_name: string | null;
+  created_by_user_id: string | null; created_at: string; expires_on: string | null;
+  accepted_by: AcceptedBy; full_access: number; permissions: string;
+  restrict_services: number; restrict_servers: number; revoked_at: string | null;
+  replaced_by_token_id: string | null; last_used_at: string | null; last_used_channel: string | null;
+  updated_at: string;
+}
+
+export interface ApiTokenServicesTable { token_id: string; service_id: string }
+export interface ApiTokenServersTable { token_id: string; server_id: string }
+
+export interface OperationsTable {
+  id: string; team_id: string; kind: string; service_id: string | null; server_id: string | null;
+  state: OperationState; reason: string | null; parameters: string; result: string | null;
+  requested_by_token_id: string | null; requested_channel: string | null;
+  idempotency_key: string | null; request_fingerprint: string | null;
+  lease_owner: string | null; lease_expires_at: string | null;
+  created_at: string; started_at: string | null; finished_at: string | null;
+}
+
+export interface OperationTransitionsTable {
+  id: string; operation_id: string; state: string; reason: string | null; at: string;
+  token_id: string | null; channel: string | null;
+}
+
+export interface BackupsTable {
+  id: string; team_id: string; service_id: string; state: 'pending' | 'completed' | 'failed';
+  kind: string; size_bytes: number | null; sha256: string | null; file_path: string | null;
+  operation_id: string | null; reason: string | null; created_at: string; completed_at: string | null;
+}
+
+export interface CaughtEmailsTable {
+  id: string; team_id: string; copy_id: string; message_id: string | null; sender: string | null;
+  recipients: string; subject: string | null; text_body: string | null; html_body: string | null;
+  attachments: string; raw_path: string; size_bytes: number; received_at: string;
+}
+
+export interface WebhooksTable {
+  id: string; team_id: string; url: string; description: string; event_types: string; secret: string;
+  previous_secret: string | null; previous_secret_expires_at: string | null; allow_private: number;
+  enabled: number; disabled_reason: string | null; failing_since: string | null; created_at: string;
+}
+
+export interface EventsTable {
+  id: string; team_id: string; type: string; payload: string; created_at: string; dispatched_at: string | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string; webhook_id: string; event_id: string; state: 'pending' | 'delivered' | 'failed';
+  attempts: number; next_attempt_at: string; last_status: number | null; last_duration_ms: number | null;
+  last_response_excerpt: string | null; last_error: string | null; lease_owner: string | null;
+  lease_expires_at: string | null; created_at: string; updated_at: string;
+}
+
+export interface PanelSessionsTable {
+  id_hash: string; user_id: string; team_id: string | null; csrf_secret: string; created_at: string; expires_at: string;
+}
+
+export interface AuditLogTable {
+  id: string; team_id: string | null; at: string; actor_type: 'token' | 'user' | 'operator' | 'anonymous';
+  actor_id: string | null; channel: string; action: string; target_type: string | null;
+  target_id: string | null; outcome: 'allowed' | 'denied' | 'failed'; code: string | null; detail: string | null;
+}
+
+export interface Database {
+  teams: TeamsTable;
+  users: UsersTable;
+  memberships: MembershipsTable;
+  servers: ServersTable;
+  erp_services: ErpServicesTable;
+  api_tokens: ApiTokensTable;
+  api_token_services: ApiTokenServicesTable;
+  api_token_servers: ApiTokenServersTable;
+  operations: OperationsTable;
+  operation_transitions: OperationTransitionsTable;
+  backups: BackupsTable;
+  caught_emails: CaughtEmailsTable;
+  webhooks: WebhooksTable;
+  events: EventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  panel_sessions: PanelSessionsTable;
+  audit_log: AuditLogTable;
+}

@@ -1,0 +1,146 @@
+// The OpenAPI 3.1 document, generated from the catalog: the same definitions the routes and
+// MCP tools come from, so documentation and enforcement cannot drift apart.
+import { z } from 'zod';
+import { PERMISSIONS } from '../auth/permissions.js';
+import type { Capability } from '../core/capability.js';
+import { ERROR_STATUS, type ErrorCode } from '../core/errors.js';
+
+type JsonSchema = Record<string, unknown>;
+
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
+  return rest;
+}
+
+/** Errors every authenticated operation can answer, whatever the capability. */
+const ALWAYS: readonly ErrorCode[] = ['invalid_token', 'channel_not_accepted', 'plan_excludes_api', 'rate_limited'];
+
+const ERROR_DESCRIPTIONS: Partial<Record<number, string>> = {
+  400: 'Invalid input; `errors` names the failing fields.',
+  401: 'Missing, malformed, unknown, revoked or expired token.',
+  403: 'The token is not allowed to make the request (permission, channel, plan, or creation limit).',
+  404: 'Not found, or outside what the token reaches.',
+  409: 'The target is busy with another operation.',
+  429: 'Rate limit reached; see Retry-After.',
+};
+
+export function buildOpenApiDocument(catalog: readonly Capability[]): JsonSchema {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const capability of catalog) {
+    paths[capability.http.path] ??= {};
+    paths[capability.http.path]![capability.http.method.toLowerCase()] = operationOf(capability);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Team Infrastructure API',
+      version: '1.0.0',
+      description:
+        'Manage a team\'s servers and ERP services. Every request carries `Authorization: Bearer <API_TOKEN>`. ' +
+        'Tokens are created and managed only on the API Tokens page of the panel (Developer), by owners and admins. ' +
+        'Each operation lists the permission it needs as `x-permission`.\n\nPermissions:\n\n' +
+        PERMISSIONS.map((permission) => `- \`${permission.id}\`: ${permission.label}`).join('\n'),
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearerAuth: [] }],
+    tags: [
+      { name: 'ERP services' }, { name: 'Servers' }, { name: 'Backups' }, { name: 'Operations' }, { name: 'Token' },
+    ],
+    paths,
+    webhooks: {},
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A team API token (tinf_...).' } },
+      schemas: { Problem: problemSchema() },
+    },
+  };
+}
+
+function operationOf(capability: Capability): JsonSchema {
+  const input = jsonSchemaOf(capability.input, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
+  const properties = input.properties ?? {};
+  const required = new Set(input.required ?? []);
+  const pathParams = [...capability.http.path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] as string);
+  const parameters: JsonSchema[] = pathParams.map((name) => ({
+    name, in: 'path', required: true, schema: properties[name] ?? { type: 'string' },
+  }));
+  const bodyLike = capability.http.method === 'POST' || capability.http.method === 'PATCH';
+  const rest = Object.entries(properties).filter(([name]) => !pathParams.includes(name));
+  if (!bodyLike) {
+    for (const [name, schema] of rest) {
+      parameters.push({ name, in: 'query', required: required.has(name), schema, description: schema.description });
+    }
+  }
+  const operation: JsonSchema = {
+    operationId: capability.name,
+    summary: capability.title,
+    description: capability.description,
+    tags: [tagOf(capability)],
+    'x-permission': capability.permission,
+    parameters,
+    responses: responsesOf(capability),
+  };
+  if (bodyLike) {
+    operation.requestBody = {
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            properties: Object.fromEntries(rest),
+            required: [...required].filter((name) => !pathParams.includes(name)),
+            additionalProperties: false,
+          },
+        },
+      },
+    };
+  }
+  return operation;
+}
+
+function responsesOf(capability: Capability): JsonSchema {
+  const responses: JsonSchema = {
+    [String(capability.http.status)]: {
+      description: capability.title,
+      content: { 'application/json': { schema: jsonSchemaOf(capability.output, 'output') } },
+    },
+  };
+  const codes = new Set<ErrorCode>([...ALWAYS, ...capability.errors]);
+  if (capability.permission !== null || capability.creates) codes.add('missing_permission');
+  if (capability.http.method !== 'GET') codes.add('payload_too_large');
+  const statuses = [...new Set([...codes].map((code) => ERROR_STATUS[code]))].sort();
+  for (const status of statuses) {
+    responses[String(status)] = {
+      description: ERROR_DESCRIPTIONS[status] ?? 'Error.',
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+    };
+  }
+  return responses;
+}
+
+function tagOf(capability: Capability): string {
+  const segment = capability.http.path.split('/')[2] ?? '';
+  if (capability.target.kind === 'backup' || capability.http.path.includes('backups')) return 'Backups';
+  return ({ 'service-erp': 'ERP services', servers: 'Servers', operations: 'Operations', token: 'Token' } as Record<string, string>)[segment]
+    ?? 'Other';
+}
+
+function problemSchema(): JsonSchema {
+  return {
+    type: 'object',
+    description: 'RFC 9457 problem details with a stable `code`.',
+    required: ['type', 'title', 'status', 'detail', 'code'],
+    properties: {
+      type: { type: 'string' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string', examples: ['This API token does not have the services:operate scope.'] },
+      code: { type: 'string', enum: Object.keys(ERROR_STATUS) },
+      permission: { type: 'string', description: 'The missing permission, for missing_permission.' },
+      operation_id: { type: 'string', description: 'The operation in flight, for conflict.' },
+      errors: {
+        type: 'array',
+        items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } }, required: ['field', 'message'] },
+      },
+    },
+  };
+}

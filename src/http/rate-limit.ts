@@ -1,0 +1,53 @@
+// A per-token fixed-window rate limit, keyed by the hash of the presented bearer (or the
+// client address when there is none), so floods of bad tokens are limited before any lookup.
+// Headers follow draft-ietf-httpapi-ratelimit-headers: RateLimit-Policy and RateLimit.
+export interface RateLimitConfig {
+  /** Requests allowed per window per token. */
+  limit: number;
+  windowSeconds: number;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  remaining: number;
+  resetSeconds: number;
+  policyHeader: string;
+  limitHeader: string;
+}
+
+export class RateLimiter {
+  private windowStartMs = 0;
+  private counts = new Map<string, number>();
+  private readonly policyHeader: string;
+
+  constructor(private readonly config: RateLimitConfig) {
+    this.policyHeader = `"per-token";q=${config.limit};w=${config.windowSeconds}`;
+  }
+
+  take(key: string, nowMs = Date.now()): RateDecision {
+    const windowMs = this.config.windowSeconds * 1000;
+    if (nowMs - this.windowStartMs >= windowMs) {
+      // A new window forgets every key at once, which also bounds the map's memory.
+      this.windowStartMs = nowMs - (nowMs % windowMs);
+      this.counts = new Map();
+    }
+    const used = (this.counts.get(key) ?? 0) + 1;
+    this.counts.set(key, used);
+    const remaining = Math.max(0, this.config.limit - used);
+    const resetSeconds = Math.max(1, Math.ceil((this.windowStartMs + windowMs - nowMs) / 1000));
+    return {
+      allowed: used <= this.config.limit,
+      remaining,
+      resetSeconds,
+      policyHeader: this.policyHeader,
+      limitHeader: `"per-token";r=${remaining};t=${resetSeconds}`,
+    };
+  }
+}
+
+/** Reads TEAMINFRA_RATE_LIMIT ("600/60": requests per seconds); default 600 a minute. */
+export function rateLimitFromEnv(value = process.env.TEAMINFRA_RATE_LIMIT): RateLimitConfig {
+  const match = value ? /^(\d+)\/(\d+)$/.exec(value) : null;
+  if (!match) return { limit: 600, windowSeconds: 60 };
+  return { limit: Number(match[1]), windowSeconds: Math.max(1, Number(match[2])) };
+}

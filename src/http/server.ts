@@ -1,0 +1,74 @@
+// Builds the HTTP server: REST routes from the catalog, the OpenAPI document and docs page,
+// one error formatter for everything Fastify itself refuses, and a request log in which no
+// token value can appear.
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { App } from '../app.js';
+import type { Capability } from '../core/capability.js';
+import { AppError, INTERNAL_ERROR_SENTENCE } from '../core/errors.js';
+import { registerDocs } from './docs-page.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { sendProblem } from './problem.js';
+import { RateLimiter } from './rate-limit.js';
+import { registerRestRoutes } from './rest-adapter.js';
+
+export interface HttpServerOptions {
+  /** Fastify logger options; false for silence. Request URLs are scrubbed of anything token-shaped. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+const TOKEN_SHAPED = /tinf_[A-Za-z0-9]*/g;
+
+export async function buildHttpServer(app: App, catalog: readonly Capability[], options: HttpServerOptions = {}): Promise<FastifyInstance> {
+  const logger = options.logger === undefined || options.logger === false || options.logger === true
+    ? options.logger ?? false
+    : { ...options.logger, serializers: { req: serializeRequest } };
+  const server = Fastify({
+    logger,
+    bodyLimit: app.config.bodyLimitBytes,
+    trustProxy: false,
+    // Unknown query keys are the capability's to refuse; Fastify should not reshape them.
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  server.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('X-Content-Type-Options', 'nosniff');
+    if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
+    return payload;
+  });
+
+  server.setErrorHandler((error: FastifyError, request, reply) => {
+    const appError = fromFastifyError(error);
+    if (appError.code === 'internal') request.log.error({ err: error }, 'unhandled error');
+    return sendProblem(reply, appError);
+  });
+  server.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, new AppError('not_found', `There is no ${request.method} ${request.url.split('?')[0]?.replace(TOKEN_SHAPED, 'tinf_…')} in this API. The list of endpoints is at /docs.`)));
+
+  registerRestRoutes(server, catalog, app, new RateLimiter(app.config.rateLimit));
+  registerDocs(server, buildOpenApiDocument(catalog));
+  return server;
+}
+
+function serializeRequest(request: { method: string; url: string; ip?: string }) {
+  return { method: request.method, url: request.url.replace(TOKEN_SHAPED, 'tinf_[redacted]'), remoteAddress: request.ip };
+}
+
+/** Maps what Fastify refuses before our handlers run (bad JSON, size, media type) to problems. */
+function fromFastifyError(error: FastifyError): AppError {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('validation_failed', 'The request body is not valid JSON.', {
+        errors: [{ field: '(body)', message: 'Send a JSON object with "Content-Type: application/json".' }],
+      });
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'The request body is larger than this API accepts.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json".');
+  }
+  if (error instanceof SyntaxError || error.statusCode === 400) {
+    return new AppError('validation_failed', 'The request could not be read.', { errors: [{ field: '(request)', message: 'Malformed request.' }] });
+  }
+  return new AppError('internal', INTERNAL_ERROR_SENTENCE, {}, error.message, { cause: error });
+}

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { defineCapability } from '../../src/core/capability.js';
+import { BackupId, BackupView } from '../schemas.js';
+import { backupView } from '../views.js';
+
+export default defineCapability({
+  name: 'get_backup',
+  title: 'Get a backup',
+  description: 'Shows one backup: the service it belongs to, its state, size and SHA-256 checksum.',
+  permission: 'backups:read',
+  target: { kind: 'backup', from: 'backup_id' },
+  input: z.strictObject({ backup_id: BackupId }),
+  output: BackupView,
+  http: { method: 'GET', path: '/api/backups/{backup_id}', status: 200 },
+  hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  errors: ['validation_failed', 'not_found'],
+  run: async (_input, { target }) => backupView(target as Parameters<typeof backupView>[0]),
+});

@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { defineCapability } from '../../src/core/capability.js';
+import { listReachableOperations } from '../../src/db/repositories/operations.js';
+import { toPage } from '../../src/db/pagination.js';
+import { OperationView, PageInput, pageOf } from '../schemas.js';
+import { operationView } from '../views.js';
+
+export default defineCapability({
+  name: 'list_operations',
+  title: 'List operations',
+  description:
+    'Lists the long actions (start, stop, redeploy, create, delete, backup, restore, copy) on things this token reaches, ' +
+    'oldest first, with their state: queued, running, succeeded, or failed with a reason.',
+  permission: 'services:read',
+  target: { kind: 'team' },
+  input: z.strictObject({ ...PageInput }),
+  output: pageOf(OperationView),
+  http: { method: 'GET', path: '/api/operations', status: 200 },
+  hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  errors: ['validation_failed'],
+  run: async (input, { db, reach }) =>
+    toPage(await listReachableOperations(db.kysely, reach, input), input.limit, operationView),
+});

@@ -1,0 +1,75 @@
+// Shapes shared by capabilities: ids, pagination, and the public views of each resource.
+// Views list only what a client needs; internal columns (pids, paths, hashes) never appear.
+import { z } from 'zod';
+import { PERMISSION_IDS } from '../src/auth/permissions.js';
+
+const idOf = (prefix: string, what: string) =>
+  z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{20}$`), `Must be ${what} id (${prefix}_...).`).describe(`${what} id`);
+
+export const ServiceId = idOf('svc', 'an ERP service');
+export const ServerId = idOf('srv', 'a server');
+export const BackupId = idOf('bak', 'a backup');
+export const OperationId = idOf('op', 'an operation');
+
+export const PageInput = {
+  limit: z.coerce.number().int().min(1).max(200).default(50).describe('Items per page, 1 to 200 (default 50).'),
+  cursor: z.string().max(200).optional().describe('The next_cursor of the previous page.'),
+};
+
+export const pageOf = <T extends z.ZodType>(item: T) =>
+  z.object({
+    data: z.array(item),
+    next_cursor: z.string().nullable().describe('Pass as cursor to get the next page; null on the last page.'),
+  });
+
+export const ServiceState = z.enum([
+  'provisioning', 'stopped', 'starting', 'running', 'stopping', 'redeploying', 'restoring', 'failed', 'deleting',
+]);
+
+export const ServiceView = z.object({
+  id: ServiceId,
+  name: z.string(),
+  server_id: ServerId,
+  parent_id: ServiceId.nullable().describe('For a copy, the ERP service it copies; null for an ERP service.'),
+  is_copy: z.boolean(),
+  state: ServiceState,
+  revision: z.number().int().describe('Deployed revision; redeploy increments it.'),
+  url: z.string().nullable().describe('Where the running service answers; null when it has no address.'),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export const ServerView = z.object({
+  id: ServerId,
+  name: z.string(),
+  state: z.string(),
+  capacity: z.number().int().describe('How many ERP services the server can host.'),
+  created_at: z.string(),
+});
+
+export const BackupView = z.object({
+  id: BackupId,
+  service_id: ServiceId,
+  state: z.enum(['pending', 'completed', 'failed']),
+  kind: z.string().describe('manual, or safety (taken automatically before a restore).'),
+  size_bytes: z.number().int().nullable(),
+  sha256: z.string().nullable(),
+  reason: z.string().nullable().describe('Why the backup failed, when it did.'),
+  created_at: z.string(),
+  completed_at: z.string().nullable(),
+});
+
+export const OperationView = z.object({
+  id: OperationId,
+  kind: z.string(),
+  state: z.enum(['queued', 'running', 'succeeded', 'failed']),
+  reason: z.string().nullable().describe('Why the operation failed, when it did.'),
+  service_id: ServiceId.nullable(),
+  server_id: ServerId.nullable(),
+  requested_channel: z.string().nullable(),
+  created_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+});
+
+export const PermissionIdSchema = z.enum(PERMISSION_IDS as [string, ...string[]]);

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { defineCapability } from '../../src/core/capability.js';
+import { ServiceId, ServiceView } from '../schemas.js';
+import { serviceView } from '../views.js';
+
+export default defineCapability({
+  name: 'get_erp_service',
+  title: 'Get an ERP service',
+  description: 'Shows one ERP service or copy: its state, deployed revision, server and address.',
+  permission: 'services:read',
+  target: { kind: 'service', from: 'service_id' },
+  input: z.strictObject({ service_id: ServiceId }),
+  output: ServiceView,
+  http: { method: 'GET', path: '/api/service-erp/{service_id}', status: 200 },
+  hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  errors: ['validation_failed', 'not_found'],
+  // invoke() has already found the service within reach.
+  run: async (_input, { target }) => serviceView(target as Parameters<typeof serviceView>[0]),
+});

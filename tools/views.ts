@@ -1,0 +1,36 @@
+// Row to view mappers, so every capability shows a resource the same way.
+import type { z } from 'zod';
+import type { BackupView, OperationView, ServerView, ServiceView } from './schemas.js';
+
+type ServiceRow = {
+  id: string; name: string; server_id: string; parent_id: string | null; state: z.infer<typeof ServiceView>['state'];
+  revision: number; port: number | null; created_at: string; updated_at: string;
+};
+
+export function serviceView(row: ServiceRow): z.infer<typeof ServiceView> {
+  return {
+    id: row.id, name: row.name, server_id: row.server_id, parent_id: row.parent_id, is_copy: row.parent_id !== null,
+    state: row.state, revision: row.revision,
+    url: row.port !== null && row.state === 'running' ? `http://127.0.0.1:${row.port}/` : null,
+    created_at: row.created_at, updated_at: row.updated_at,
+  };
+}
+
+export function serverView(row: z.infer<typeof ServerView>): z.infer<typeof ServerView> {
+  return { id: row.id, name: row.name, state: row.state, capacity: row.capacity, created_at: row.created_at };
+}
+
+export function backupView(row: z.infer<typeof BackupView>): z.infer<typeof BackupView> {
+  return {
+    id: row.id, service_id: row.service_id, state: row.state, kind: row.kind, size_bytes: row.size_bytes,
+    sha256: row.sha256, reason: row.reason, created_at: row.created_at, completed_at: row.completed_at,
+  };
+}
+
+export function operationView(row: z.infer<typeof OperationView>): z.infer<typeof OperationView> {
+  return {
+    id: row.id, kind: row.kind, state: row.state, reason: row.reason, service_id: row.service_id,
+    server_id: row.server_id, requested_channel: row.requested_channel, created_at: row.created_at,
+    started_at: row.started_at, finished_at: row.finished_at,
+  };
+}
