@@ -55,6 +55,8 @@ export interface CapabilityContext {
   caller: CallerAccess;
   /** The row invoke() found while checking reach, when the target names one thing. */
   target: Record<string, unknown> | undefined;
+  /** A retry with the same key must return the same result (see the operations queue). */
+  idempotencyKey: string | undefined;
 }
 
 export interface CapabilityDefinition<Input extends z.ZodObject, Output extends z.ZodType> {

@@ -22,6 +22,8 @@ export interface CoreDeps {
 export interface Credentials {
   bearer: string | undefined;
   channel: Channel;
+  /** The client's Idempotency-Key, when the channel carries one (REST POSTs). */
+  idempotencyKey?: string | undefined;
 }
 
 const CHANNEL_NAMES: Record<Channel, string> = {
@@ -100,6 +102,7 @@ export async function invoke<C extends Capability>(
       actor: { tokenId: principal.tokenId, channel },
       caller: callerAccess(principal),
       target,
+      idempotencyKey: credentials.idempotencyKey,
     });
     deps.audit.tokenUsed(principal.tokenId, channel);
     // Reads only touch last-used; every action gets its own row.

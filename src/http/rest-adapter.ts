@@ -45,11 +45,23 @@ async function handle(
         retryAfterSeconds: decision.resetSeconds,
       });
     }
-    const output = await invoke(capability, rawInputOf(capability, request), { bearer, channel: 'api' }, deps);
+    const idempotencyKey = headerValue(request.headers['idempotency-key']);
+    const output = await invoke(capability, rawInputOf(capability, request), { bearer, channel: 'api', idempotencyKey }, deps);
+    // An accepted long action answers with its operation; Location is where to poll it.
+    if (capability.http.status === 202 && isOperation(output)) reply.header('Location', `/api/operations/${output.id}`);
     return reply.code(capability.http.status).send(output);
   } catch (thrown) {
     return sendProblem(reply, toAppError(thrown), bearer !== undefined);
   }
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function isOperation(output: unknown): output is { id: string } {
+  return typeof output === 'object' && output !== null && typeof (output as { id?: unknown }).id === 'string'
+    && (output as { id: string }).id.startsWith('op_');
 }
 
 /** Path parameters win over anything of the same name in the query or body. */

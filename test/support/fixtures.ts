@@ -1,0 +1,99 @@
+// Test fixtures: a real SQLite file in a temp directory, the real HTTP server on a free
+// loopback port, and seeded teams and tokens. Nothing of ours is mocked.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { createApp, defaultConfig, type App, type AppConfig } from '../../src/app.js';
+import type { PermissionId } from '../../src/auth/permissions.js';
+import { createToken } from '../../src/db/repositories/tokens.js';
+import { insertServer } from '../../src/db/repositories/servers.js';
+import { insertService } from '../../src/db/repositories/services.js';
+import { insertTeam } from '../../src/db/repositories/teams.js';
+import type { AcceptedBy, Plan } from '../../src/db/tables.js';
+import { buildHttpServer, type HttpServerOptions } from '../../src/http/server.js';
+import { catalog } from '../../tools/index.js';
+
+export function tempDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'teaminfra-test-'));
+}
+
+export interface TestServer {
+  app: App;
+  server: FastifyInstance;
+  baseUrl: string;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(
+  overrides: Partial<AppConfig> = {},
+  options: HttpServerOptions = {},
+): Promise<TestServer> {
+  const dataDir = overrides.dataDir ?? tempDataDir();
+  const app = createApp({ ...defaultConfig(dataDir), rateLimit: { limit: 100_000, windowSeconds: 60 }, ...overrides, dataDir });
+  const server = await buildHttpServer(app, catalog, options);
+  const baseUrl = await server.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    app, server, baseUrl, dataDir,
+    async close() {
+      await server.close();
+      await app.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface SeededTeam {
+  teamId: string;
+  serverIds: [string, string];
+  serviceIds: [string, string];
+  /** A copy of serviceIds[0]. */
+  copyId: string;
+}
+
+/** A team with two servers, a service on each, and a copy of the first service. */
+export async function seedTeam(app: App, values: { name?: string; plan?: Plan; timezone?: string } = {}): Promise<SeededTeam> {
+  const db = app.db.kysely;
+  const teamId = await insertTeam(db, { name: values.name ?? 'Test team', plan: values.plan ?? 'starter', timezone: values.timezone ?? 'UTC' });
+  const serverA = await insertServer(db, { teamId, name: 'server-a' });
+  const serverB = await insertServer(db, { teamId, name: 'server-b' });
+  const serviceA = await insertService(db, { teamId, serverId: serverA, name: 'ERP A' });
+  const serviceB = await insertService(db, { teamId, serverId: serverB, name: 'ERP B' });
+  const copyId = await insertService(db, { teamId, serverId: serverA, name: 'ERP A copy', parentId: serviceA });
+  return { teamId, serverIds: [serverA, serverB], serviceIds: [serviceA, serviceB], copyId };
+}
+
+export interface TokenOptions {
+  acceptedBy?: AcceptedBy;
+  permissions?: PermissionId[] | 'full';
+  services?: string[] | null;
+  servers?: string[] | null;
+  expiresOn?: string | null;
+  name?: string;
+}
+
+export async function makeToken(app: App, teamId: string, options: TokenOptions = {}): Promise<{ id: string; value: string }> {
+  const permissions = options.permissions ?? 'full';
+  return createToken(app.db.kysely, {
+    teamId,
+    name: options.name ?? 'test token',
+    source: 'panel',
+    acceptedBy: options.acceptedBy ?? 'both',
+    fullAccess: permissions === 'full',
+    permissions: permissions === 'full' ? [] : permissions,
+    serviceIds: options.services ?? null,
+    serverIds: options.servers ?? null,
+    expiresOn: options.expiresOn ?? null,
+    createdByUserId: null,
+  });
+}
+
+/** GET with a bearer token; returns status, headers and parsed JSON body. */
+export async function getJson(baseUrl: string, path: string, token?: string, headers: Record<string, string> = {}) {
+  const response = await fetch(baseUrl + path, {
+    headers: { Accept: 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}), ...headers },
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
