@@ -18,16 +18,24 @@ export async function runServe(args: string[]): Promise<void> {
   const server = await buildHttpServer(app, catalog, { logger: { level: process.env.LOG_LEVEL ?? 'info' } });
   const address = await server.listen({ port, host });
 
-  console.log(`teaminfra serving on ${address}`);
-  console.log(`  REST API:      ${address}/api/service-erp`);
-  console.log(`  API docs:      ${address}/docs  (OpenAPI: ${address}/docs/api.json)`);
+  // One write, so whoever watches for the "serving on" line also has the lines after it.
+  const lines = [
+    `teaminfra serving on ${address}`,
+    `  REST API:      ${address}/api/service-erp`,
+    `  API docs:      ${address}/docs  (OpenAPI: ${address}/docs/api.json)`,
+  ];
   if (demo) {
-    console.log('\nDemo team created (shown once, keep it now):');
-    console.log(`  team:          ${demo.teamId}`);
-    console.log(`  owner sign-in: ${demo.ownerEmail} / ${demo.ownerPassword}`);
-    console.log(`  API token:     ${demo.token}`);
-    console.log(`\nTry: curl -H "Authorization: Bearer ${demo.token}" -H "Accept: application/json" ${address}/api/service-erp`);
+    lines.push(
+      '',
+      'Demo team created (shown once, keep it now):',
+      `  team:          ${demo.teamId}`,
+      `  owner sign-in: ${demo.ownerEmail} / ${demo.ownerPassword}`,
+      `  API token:     ${demo.token}`,
+      '',
+      `Try: curl -H "Authorization: Bearer ${demo.token}" -H "Accept: application/json" ${address}/api/service-erp`,
+    );
   }
+  process.stdout.write(lines.join('\n') + '\n');
 
   let stopping = false;
   const stop = async () => {

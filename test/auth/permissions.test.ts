@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { expandPermissions, PERMISSION_IDS, PERMISSIONS } from '../../src/auth/permissions.js';
+
+describe('permission catalog', () => {
+  it('names services:operate "Start, stop and redeploy ERP services"', () => {
+    expect(PERMISSIONS.find((permission) => permission.id === 'services:operate')?.label).toBe('Start, stop and redeploy ERP services');
+  });
+
+  it('lets every write permission imply the matching read', () => {
+    expect([...expandPermissions(['services:write'])].sort()).toEqual(['services:read', 'services:write']);
+    expect([...expandPermissions(['services:operate'])].sort()).toEqual(['services:operate', 'services:read']);
+    expect([...expandPermissions(['servers:write'])].sort()).toEqual(['servers:read', 'servers:write']);
+    expect([...expandPermissions(['backups:create'])].sort()).toEqual(['backups:create', 'backups:read']);
+  });
+
+  it('keeps download, restore and reading caught mail as permissions of their own', () => {
+    for (const own of ['backups:download', 'backups:restore', 'mailcatcher:read'] as const) {
+      const impliedByOthers = PERMISSION_IDS.filter((id) => id !== own).some((id) => expandPermissions([id]).has(own));
+      expect(impliedByOthers).toBe(false);
+      expect([...expandPermissions([own])]).toEqual([own]);
+    }
+  });
+});

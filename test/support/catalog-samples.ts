@@ -1,0 +1,62 @@
+// Valid sample inputs for any capability of the catalog, built from its input shape and a
+// seeded team, so that suites generated from the catalog cover capabilities added later.
+import type { Capability } from '../../src/core/capability.js';
+import { newId, nowIso } from '../../src/db/ids.js';
+import type { App } from '../../src/app.js';
+import type { SeededTeam } from './fixtures.js';
+
+export interface SeededWithHistory extends SeededTeam {
+  backupId: string;
+  operationId: string;
+}
+
+/** Adds a completed backup of serviceIds[0] and a finished operation on it. */
+export async function addHistory(app: App, team: SeededTeam): Promise<SeededWithHistory> {
+  const backupId = newId('bak');
+  const operationId = newId('op');
+  const serviceId = team.serviceIds[0];
+  await app.db.kysely.insertInto('operations').values({
+    id: operationId, team_id: team.teamId, kind: 'start', service_id: serviceId, server_id: team.serverIds[0],
+    state: 'succeeded', reason: null, parameters: '{}', result: null, requested_by_token_id: null, requested_channel: 'api',
+    idempotency_key: null, request_fingerprint: null, lease_owner: null, lease_expires_at: null,
+    created_at: nowIso(), started_at: nowIso(), finished_at: nowIso(),
+  }).execute();
+  await app.db.kysely.insertInto('backups').values({
+    id: backupId, team_id: team.teamId, service_id: serviceId, state: 'completed', kind: 'manual', size_bytes: 1234,
+    sha256: 'a'.repeat(64), file_path: null, operation_id: null, reason: null, created_at: nowIso(), completed_at: nowIso(),
+  }).execute();
+  return { ...team, backupId, operationId };
+}
+
+/** The id field a capability's target is named by, mapped to the seeded thing of that kind. */
+export function sampleInput(capability: Capability, team: SeededWithHistory, serviceId = team.serviceIds[0]): Record<string, unknown> {
+  const known: Record<string, unknown> = {
+    service_id: serviceId,
+    server_id: team.serverIds[0],
+    backup_id: team.backupId,
+    operation_id: team.operationId,
+    name: 'Matrix item',
+  };
+  const input: Record<string, unknown> = {};
+  for (const [field, schema] of Object.entries(capability.input.shape)) {
+    const optional = (schema as { safeParse(value: unknown): { success: boolean } }).safeParse(undefined).success;
+    if (field in known) input[field] = known[field];
+    else if (!optional) throw new Error(`No sample for required field ${field} of ${capability.name}; add one in test/support/catalog-samples.ts.`);
+  }
+  return input;
+}
+
+/** Splits a sample input into the URL (path params filled, query for GET/DELETE) and a JSON body. */
+export function requestFor(capability: Capability, input: Record<string, unknown>): { path: string; body?: string } {
+  const rest = { ...input };
+  const path = capability.http.path.replace(/\{([^}]+)\}/g, (_match, name: string) => {
+    const value = String(rest[name]);
+    delete rest[name];
+    return encodeURIComponent(value);
+  });
+  if (capability.http.method === 'GET' || capability.http.method === 'DELETE') {
+    const query = new URLSearchParams(Object.entries(rest).map(([key, value]) => [key, String(value)])).toString();
+    return { path: query ? `${path}?${query}` : path };
+  }
+  return { path, body: JSON.stringify(rest) };
+}

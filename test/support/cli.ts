@@ -1,0 +1,75 @@
+// Runs the compiled `teaminfra` command as a real child process (npm test builds it first).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../../src/package-root.js';
+
+export const CLI = join(packageRoot, 'dist', 'src', 'cli', 'main.js');
+
+function assertBuilt(): void {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" (npm test does it for you).`);
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  assertBuilt();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...options.env }, stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => { stdout += chunk; });
+    child.stderr.on('data', (chunk) => { stderr += chunk; });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** Runs an admin command that must succeed and returns its JSON output. */
+export async function admin(dataDir: string, args: string[], input?: string): Promise<Record<string, any>> {
+  const result = await runCli(['admin', ...args, '--data-dir', dataDir], { input });
+  if (result.code !== 0) throw new Error(`teaminfra admin ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
+  return JSON.parse(result.stdout);
+}
+
+export interface ServeProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  output: () => string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `teaminfra serve` on a free port and waits for its "serving on" line. */
+export function startServe(dataDir: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
+  assertBuilt();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dataDir, '--port', '0', ...extraArgs], {
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`serve did not start:\n${output}`)); }, 20_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      const match = /teaminfra serving on (http:\/\/\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({
+          child, baseUrl: match[1] as string, output: () => output,
+          async stop(signal = 'SIGTERM') {
+            if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+            return exited;
+          },
+        });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`serve exited with ${code}:\n${output}`)); });
+  });
+}
