@@ -23,6 +23,7 @@ export async function runServe(args: string[]): Promise<void> {
     `teaminfra serving on ${address}`,
     `  REST API:      ${address}/api/service-erp`,
     `  API docs:      ${address}/docs  (OpenAPI: ${address}/docs/api.json)`,
+    `  Panel:         ${address}/panel`,
   ];
   if (demo) {
     lines.push(

@@ -1,0 +1,45 @@
+// The page shell every panel page shares: navigation, the sign-out form, styles and headers.
+import type { FastifyReply } from 'fastify';
+import type { PanelSession } from '../db/repositories/panel-sessions.js';
+import { html, type Html } from './html.js';
+
+export const PANEL_CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; " +
+  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+export function csrfField(session: PanelSession): Html {
+  return html`<input type="hidden" name="_csrf" value="${session.csrfSecret}">`;
+}
+
+export function page(title: string, body: Html, session?: PanelSession): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · teaminfra</title>
+<link rel="stylesheet" href="/panel/assets/panel.css">
+</head>
+<body>
+<header>
+  <strong>teaminfra</strong>
+  ${session?.team ? html`<nav aria-label="Main">
+    <a href="/panel">Overview</a>
+    <span>Developer:</span>
+    <a href="/panel/developer/api-tokens">API Tokens</a>
+  </nav>
+  <span class="muted">${session.team.name} · ${session.email} (${session.team.role})</span>` : html`<nav></nav>`}
+  ${session ? html`<form method="post" action="/panel/sign-out">${csrfField(session)}<button class="link" type="submit">Sign out</button></form>` : ''}
+</header>
+<main>
+<h1>${title}</h1>
+${body}
+</main>
+<script src="/panel/assets/panel.js"></script>
+</body>
+</html>`;
+}
+
+export function sendPage(reply: FastifyReply, markup: Html, status = 200): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').header('Content-Security-Policy', PANEL_CSP)
+    .header('X-Frame-Options', 'DENY').header('Referrer-Policy', 'same-origin').send(markup.text);
+}

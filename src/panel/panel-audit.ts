@@ -1,0 +1,13 @@
+// Panel actions in the audit log: who (a user), what, when, through the panel.
+import type { App } from '../app.js';
+
+export function panelAudit(
+  app: App,
+  entry: { teamId: string | null; userId: string | null; action: string; outcome: 'allowed' | 'denied'; targetId?: string; detail?: string },
+): void {
+  app.audit.record({
+    team_id: entry.teamId, actor_type: entry.userId ? 'user' : 'anonymous', actor_id: entry.userId, channel: 'panel',
+    action: entry.action, target_type: entry.targetId ? 'token' : null, target_id: entry.targetId ?? null,
+    outcome: entry.outcome, code: null, detail: entry.detail ?? null,
+  });
+}

@@ -1,0 +1,40 @@
+// Mounts the panel under /panel in its own Fastify scope, so that form bodies and cookies are
+// understood there and nowhere in the API.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fastifyCookie from '@fastify/cookie';
+import fastifyFormbody from '@fastify/formbody';
+import type { FastifyInstance } from 'fastify';
+import type { App } from '../app.js';
+import { packageRoot } from '../package-root.js';
+import { registerApiTokensPage } from './api-tokens-page.js';
+import { html } from './html.js';
+import { page, sendPage } from './layout.js';
+import { registerOverview } from './overview.js';
+import { PanelRefusal, sendRefusal } from './session-guard.js';
+import { registerSignIn } from './sign-in.js';
+
+const ASSET_TYPES: Record<string, string> = { 'panel.css': 'text/css; charset=utf-8', 'panel.js': 'text/javascript; charset=utf-8' };
+
+export async function registerPanel(server: FastifyInstance, app: App): Promise<void> {
+  const assets = new Map(Object.keys(ASSET_TYPES).map((name) => [name, readFileSync(join(packageRoot, 'src', 'panel', 'assets', name))]));
+  server.get('/', (_request, reply) => reply.redirect('/panel'));
+
+  await server.register(async (panel) => {
+    await panel.register(fastifyCookie);
+    await panel.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
+    panel.setErrorHandler((error, request, reply) => {
+      if (error instanceof PanelRefusal) return sendRefusal(reply, error);
+      request.log.error({ err: error }, 'panel error');
+      return sendPage(reply, page('Something went wrong', html`<p class="error">Something went wrong on our side. The error has been logged; please try again.</p>`), 500);
+    });
+    panel.get<{ Params: { name: string } }>('/panel/assets/:name', (request, reply) => {
+      const body = assets.get(request.params.name);
+      if (!body) return reply.callNotFound();
+      return reply.type(ASSET_TYPES[request.params.name] as string).header('Cache-Control', 'public, max-age=3600').send(body);
+    });
+    registerSignIn(panel, app);
+    registerOverview(panel, app);
+    registerApiTokensPage(panel, app);
+  });
+}

@@ -1,0 +1,89 @@
+// The token settings form (create and Edit access): every setting of the spec, rendered with
+// the current values and read back with errors a person can act on.
+import { dateInTimeZone, isValidDate } from '../auth/expiry.js';
+import { isPermissionId, PERMISSIONS, type PermissionId } from '../auth/permissions.js';
+import type { AccessSettings } from '../db/repositories/token-admin.js';
+import type { AcceptedBy } from '../db/tables.js';
+import { html, type Html } from './html.js';
+
+export interface Choices {
+  services: { id: string; name: string; copies: number }[];
+  servers: { id: string; name: string }[];
+}
+
+export type FormBody = Record<string, string | string[] | undefined>;
+
+const ACCEPTED_BY: { value: AcceptedBy; label: string }[] = [
+  { value: 'api', label: 'REST API and command line' },
+  { value: 'mcp', label: 'MCP server for AI assistants' },
+  { value: 'both', label: 'Both' },
+];
+
+const asList = (value: string | string[] | undefined): string[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+
+export function parseTokenForm(body: FormBody, choices: Choices, timeZone: string): { settings?: AccessSettings; errors: string[] } {
+  const errors: string[] = [];
+  const name = String(body.name ?? '').trim();
+  if (name.length === 0 || name.length > 100) errors.push('Give the token a name of 1 to 100 characters.');
+  const expiresOn = String(body.expires_on ?? '').trim() || null;
+  if (expiresOn !== null && !isValidDate(expiresOn)) errors.push('"Expires on" must be a date.');
+  else if (expiresOn !== null && expiresOn < dateInTimeZone(new Date(), timeZone)) errors.push('"Expires on" is in the past; choose today or later.');
+  const acceptedBy = ACCEPTED_BY.find((choice) => choice.value === body.accepted_by)?.value;
+  if (!acceptedBy) errors.push('Choose which servers accept the token ("Accepted by").');
+  const fullAccess = body.access !== 'selected';
+  const permissions = asList(body.permissions).filter(isPermissionId) as PermissionId[];
+  if (!fullAccess && permissions.length === 0) errors.push('Choose at least one permission, or Full access.');
+  const serviceIds = body.restrict_services ? asList(body.services) : null;
+  const serverIds = body.restrict_servers ? asList(body.servers) : null;
+  if (serviceIds?.some((id) => !choices.services.some((service) => service.id === id))) errors.push('Choose ERP services of this team only.');
+  if (serverIds?.some((id) => !choices.servers.some((server) => server.id === id))) errors.push('Choose servers of this team only.');
+  if (serviceIds?.length === 0) errors.push('"Only specific ERP services" is ticked: choose at least one ERP service.');
+  if (serverIds?.length === 0) errors.push('"Only specific servers" is ticked: choose at least one server.');
+  if (errors.length > 0 || !acceptedBy) return { errors };
+  return { errors, settings: { name, expiresOn, acceptedBy, fullAccess, permissions, serviceIds, serverIds } };
+}
+
+export function settingsAsForm(settings: AccessSettings): FormBody {
+  return {
+    name: settings.name, expires_on: settings.expiresOn ?? '', accepted_by: settings.acceptedBy,
+    access: settings.fullAccess ? 'full' : 'selected', permissions: [...settings.permissions],
+    restrict_services: settings.serviceIds ? 'on' : undefined, services: [...(settings.serviceIds ?? [])],
+    restrict_servers: settings.serverIds ? 'on' : undefined, servers: [...(settings.serverIds ?? [])],
+  };
+}
+
+export function tokenFormFields(values: FormBody, choices: Choices): Html {
+  const checked = (on: boolean) => (on ? html` checked` : '');
+  const chosen = (field: string, value: string) => asList(values[field]).includes(value);
+  const groups = [...new Set(PERMISSIONS.map((permission) => permission.group))];
+  const labelOf = (id: string) => PERMISSIONS.find((permission) => permission.id === id)?.label ?? id;
+  return html`
+<fieldset><legend>Name</legend>
+  <label>Name <input name="name" required maxlength="100" value="${values.name ?? ''}"></label>
+</fieldset>
+<fieldset><legend>Expires on</legend>
+  <label>Expires on <input type="date" name="expires_on" value="${values.expires_on ?? ''}"></label>
+  <p class="muted">The token works until the end of that day. Empty means the token never expires.</p>
+</fieldset>
+<fieldset><legend>Accepted by</legend>
+  ${ACCEPTED_BY.map((choice) => html`<label><input type="radio" name="accepted_by" value="${choice.value}"${checked((values.accepted_by ?? 'both') === choice.value)}> ${choice.label}</label>`)}
+</fieldset>
+<fieldset><legend>Permissions</legend>
+  <label><input type="radio" name="access" value="full"${checked(values.access !== 'selected')}> Full access</label>
+  <label><input type="radio" name="access" value="selected"${checked(values.access === 'selected')}> Selected permissions:</label>
+  ${groups.map((group) => html`<fieldset><legend>${group}</legend>
+    ${PERMISSIONS.filter((permission) => permission.group === group).map((permission) => html`
+    <label><input type="checkbox" name="permissions" value="${permission.id}"${checked(chosen('permissions', permission.id))}>
+      ${permission.label} <code class="muted">${permission.id}</code></label>
+    ${permission.implies.length > 0 ? html`<div class="implies">Includes: ${permission.implies.map(labelOf).join(', ')}</div>` : ''}`)}
+  </fieldset>`)}
+</fieldset>
+<fieldset><legend>Only specific ERP services</legend>
+  <label><input type="checkbox" name="restrict_services" value="on"${checked(Boolean(values.restrict_services))}> Only specific ERP services (the token reaches them and their copies, and cannot create new ERP services)</label>
+  ${choices.services.map((service) => html`<label class="implies"><input type="checkbox" name="services" value="${service.id}"${checked(chosen('services', service.id))}> ${service.name}${service.copies > 0 ? html` <span class="muted">(and ${service.copies} ${service.copies === 1 ? 'copy' : 'copies'})</span>` : ''}</label>`)}
+</fieldset>
+<fieldset><legend>Only specific servers</legend>
+  <label><input type="checkbox" name="restrict_servers" value="on"${checked(Boolean(values.restrict_servers))}> Only specific servers (the token cannot create new servers; which ERP services it reaches is set above)</label>
+  ${choices.servers.map((server) => html`<label class="implies"><input type="checkbox" name="servers" value="${server.id}"${checked(chosen('servers', server.id))}> ${server.name}</label>`)}
+</fieldset>`;
+}
