@@ -256,3 +256,16 @@ CREATE TABLE IF NOT EXISTS audit_log (
   detail       TEXT
 );
 CREATE INDEX IF NOT EXISTS audit_log_team ON audit_log (team_id, at);
+
+-- Invitations to join a team: the link carries a random value; only its SHA-256 is kept.
+CREATE TABLE IF NOT EXISTS invitations (
+  id_hash            TEXT PRIMARY KEY,
+  team_id            TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  email              TEXT NOT NULL,
+  role               TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'member')),
+  invited_by_user_id TEXT REFERENCES users (id),
+  created_at         TEXT NOT NULL,
+  expires_at         TEXT NOT NULL,
+  accepted_at        TEXT
+);
+CREATE INDEX IF NOT EXISTS invitations_team ON invitations (team_id, created_at);

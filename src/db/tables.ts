@@ -96,6 +96,11 @@ export interface AuditLogTable {
   target_id: string | null; outcome: 'allowed' | 'denied' | 'failed'; code: string | null; detail: string | null;
 }
 
+export interface InvitationsTable {
+  id_hash: string; team_id: string; email: string; role: Role; invited_by_user_id: string | null;
+  created_at: string; expires_at: string; accepted_at: string | null;
+}
+
 export interface Database {
   teams: TeamsTable;
   users: UsersTable;
@@ -114,4 +119,5 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   panel_sessions: PanelSessionsTable;
   audit_log: AuditLogTable;
+  invitations: InvitationsTable;
 }

@@ -5,7 +5,7 @@ import type { App } from '../app.js';
 import { isExpired } from '../auth/expiry.js';
 import { PERMISSIONS, parseStoredPermissions } from '../auth/permissions.js';
 import { createToken, revokeToken } from '../db/repositories/tokens.js';
-import { findTeamToken, listTeamTokens, updateTokenAccess, type TeamTokenRow } from '../db/repositories/token-admin.js';
+import { findTeamToken, listTeamTokens, replaceToken, updateTokenAccess, type TeamTokenRow } from '../db/repositories/token-admin.js';
 import { html } from './html.js';
 import { csrfField, page, sendPage } from './layout.js';
 import { panelAudit } from './panel-audit.js';
@@ -60,7 +60,7 @@ They are managed only here, never through the API or the MCP server.</p>
       <td>${token.expires_on ?? 'Never'}</td>
       <td>${token.last_used_at ? html`${token.last_used_at.slice(0, 16).replace('T', ' ')} UTC<div class="muted">${token.last_used_channel === 'mcp' ? 'MCP server' : 'REST API'}</div>` : 'Never'}</td>
       <td class="state">${state}</td>
-      <td>${state === 'revoked' ? '' : html`<a href="${BASE}/${token.id}/edit">Edit access</a><br><a href="${BASE}/${token.id}/revoke">Revoke</a>`}</td>
+      <td>${state === 'revoked' ? '' : html`<a href="${BASE}/${token.id}/edit">Edit access</a><br><a href="${BASE}/${token.id}/replace">Replace</a><br><a href="${BASE}/${token.id}/revoke">Revoke</a>`}</td>
     </tr>`;
   })}
   </tbody>
@@ -88,12 +88,7 @@ They are managed only here, never through the API or the MCP server.</p>
     }
     const token = await createToken(db, { ...settings, teamId: session.team.id, source: 'panel', createdByUserId: session.userId });
     panelAudit(app, { teamId: session.team.id, userId: session.userId, action: 'create_token', outcome: 'allowed', targetId: token.id });
-    return sendPage(reply, page('Token created', html`
-<p class="notice"><strong>Copy this token now.</strong> It is shown only once; store it somewhere secure.</p>
-<p><label for="token-value">Token value for “${settings.name}”</label>
-<input id="token-value" class="secret" readonly value="${token.value}">
-<button type="button" data-copy-target="token-value" hidden>Copy</button></p>
-<p><a href="${BASE}">Back to API Tokens</a></p>`, session), 201);
+    return sendPage(reply, valueShownOnce(session, settings.name, token.value), 201);
   });
 
   server.get<{ Params: { id: string } }>(`${BASE}/:id/edit`, async (request, reply) => {
@@ -136,11 +131,41 @@ They are managed only here, never through the API or the MCP server.</p>
     return reply.redirect(BASE, 303);
   });
 
+  server.get<{ Params: { id: string } }>(`${BASE}/:id/replace`, async (request, reply) => {
+    const session = await manager(request, reply);
+    if (!session) return reply;
+    const token = await liveToken(session.team.id, request.params.id);
+    return sendPage(reply, page('Replace a token', html`
+<p>Replace “${token.name}” (${token.token_prefix}…${token.token_last_four}) if you believe its value is compromised.
+The current value stops working at once; a new token with the same name and settings is created and its value is shown once.</p>
+<form method="post" action="${BASE}/${token.id}/replace">${csrfField(session)}
+<button class="danger" type="submit">Revoke and replace</button> <a href="${BASE}">Cancel</a></form>`, session));
+  });
+
+  server.post<{ Params: { id: string } }>(`${BASE}/:id/replace`, async (request, reply) => {
+    const session = await manager(request, reply);
+    if (!session) return reply;
+    requireCsrf(session, request);
+    const token = await liveToken(session.team.id, request.params.id);
+    const replacement = await replaceToken(db, token, session.team.id, session.userId);
+    panelAudit(app, { teamId: session.team.id, userId: session.userId, action: 'replace_token', outcome: 'allowed', targetId: token.id, detail: `replaced by ${replacement.id}` });
+    return sendPage(reply, valueShownOnce(session, token.name, replacement.value), 201);
+  });
+
   async function liveToken(teamId: string, tokenId: string): Promise<TeamTokenRow> {
     const token = await findTeamToken(db, teamId, tokenId);
     if (!token || token.revoked_at) throw new PanelRefusal(404, 'No such token', 'This token does not exist in your team, or it was revoked.');
     return token;
   }
+}
+
+function valueShownOnce(session: TeamSession, name: string, value: string) {
+  return page('Token created', html`
+<p class="notice"><strong>Copy this token now.</strong> It is shown only once; store it somewhere secure.</p>
+<p><label for="token-value">Token value for “${name}”</label>
+<input id="token-value" class="secret" readonly value="${value}">
+<button type="button" data-copy-target="token-value" hidden>Copy</button></p>
+<p><a href="${BASE}">Back to API Tokens</a></p>`, session);
 }
 
 function editPage(session: TeamSession, token: TeamTokenRow, values: FormBody, choices: Choices, errors: string[]) {

@@ -10,6 +10,8 @@ import { packageRoot } from '../package-root.js';
 import { registerApiTokensPage } from './api-tokens-page.js';
 import { html } from './html.js';
 import { page, sendPage } from './layout.js';
+import { registerInvitationPage } from './invitation-page.js';
+import { registerMembersPage } from './members-page.js';
 import { registerOverview } from './overview.js';
 import { PanelRefusal, sendRefusal } from './session-guard.js';
 import { registerSignIn } from './sign-in.js';
@@ -36,5 +38,7 @@ export async function registerPanel(server: FastifyInstance, app: App): Promise<
     registerSignIn(panel, app);
     registerOverview(panel, app);
     registerApiTokensPage(panel, app);
+    registerMembersPage(panel, app);
+    registerInvitationPage(panel, app);
   });
 }

@@ -3,8 +3,8 @@
 import type { Kysely } from 'kysely';
 import type { AcceptedBy, Database } from '../tables.js';
 import { nowIso } from '../ids.js';
-import type { PermissionId } from '../../auth/permissions.js';
-import { replaceRestrictionLists, restrictionLists } from './tokens.js';
+import { parseStoredPermissions, type PermissionId } from '../../auth/permissions.js';
+import { createToken, replaceRestrictionLists, restrictionLists, revokeToken } from './tokens.js';
 
 export async function listTeamTokens(db: Kysely<Database>, teamId: string) {
   const rows = await db.selectFrom('api_tokens as t')
@@ -45,4 +45,21 @@ export async function updateTokenAccess(db: Kysely<Database>, tokenId: string, s
     }).where('id', '=', tokenId).execute();
     await replaceRestrictionLists(trx, tokenId, settings.serviceIds, settings.serverIds);
   });
+}
+
+/**
+ * Replaces a token believed compromised: the old value is revoked first (so it is refused on
+ * its very next request even if what follows fails), then a new token with the same name and
+ * settings is created. Returns the new token; its value exists only in the caller's hands.
+ */
+export async function replaceToken(db: Kysely<Database>, old: TeamTokenRow, teamId: string, createdByUserId: string) {
+  await revokeToken(db, old.id);
+  const replacement = await createToken(db, {
+    teamId, name: old.name, source: old.source, assistantName: old.assistant_name, acceptedBy: old.accepted_by,
+    fullAccess: old.full_access === 1, permissions: parseStoredPermissions(old.permissions),
+    serviceIds: old.restrict_services ? old.serviceIds : null, serverIds: old.restrict_servers ? old.serverIds : null,
+    expiresOn: old.expires_on, createdByUserId,
+  });
+  await db.updateTable('api_tokens').set({ replaced_by_token_id: replacement.id }).where('id', '=', old.id).execute();
+  return replacement;
 }
