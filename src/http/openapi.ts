@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { PERMISSIONS } from '../auth/permissions.js';
 import type { Capability } from '../core/capability.js';
 import { ERROR_STATUS, type ErrorCode } from '../core/errors.js';
+import { envelopeSchema, EVENT_CATALOG } from '../webhooks/event-catalog.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -47,7 +48,7 @@ export function buildOpenApiDocument(catalog: readonly Capability[]): JsonSchema
       { name: 'ERP services' }, { name: 'Servers' }, { name: 'Backups' }, { name: 'Operations' }, { name: 'Token' },
     ],
     paths,
-    webhooks: {},
+    webhooks: webhooksOf(),
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A team API token (tinf_...).' } },
       schemas: { Problem: problemSchema() },
@@ -122,6 +123,28 @@ function tagOf(capability: Capability): string {
   if (capability.target.kind === 'backup' || capability.http.path.includes('backups')) return 'Backups';
   return ({ 'service-erp': 'ERP services', servers: 'Servers', operations: 'Operations', token: 'Token' } as Record<string, string>)[segment]
     ?? 'Other';
+}
+
+/** Every event a webhook can receive, as OpenAPI 3.1 `webhooks`, with the signing headers. */
+function webhooksOf(): JsonSchema {
+  const header = (name: string, description: string) => ({ name, in: 'header', required: true, schema: { type: 'string' }, description });
+  return Object.fromEntries(EVENT_CATALOG.map((event) => [event.type, {
+    post: {
+      operationId: `event_${event.type.replace('.', '_')}`,
+      summary: event.type,
+      description: `${event.description} Signed per Standard Webhooks: verify webhook-signature (v1, HMAC-SHA256 of ` +
+        '"id.timestamp.body" with your whsec_ secret) and that webhook-timestamp is within five minutes.',
+      parameters: [
+        header('webhook-id', 'The event id; the same on every retry of the event.'),
+        header('webhook-timestamp', 'Seconds since the epoch when this attempt was sent.'),
+        header('webhook-signature', 'Space-separated v1,<base64> signatures (two during a secret rotation).'),
+      ],
+      requestBody: { required: true, content: { 'application/json': { schema: jsonSchemaOf(envelopeSchema(event.type, event.data), 'output') } } },
+      responses: {
+        '200': { description: 'Any 2xx acknowledges the event. 410 disables the webhook; anything else is retried with backoff for about three days.' },
+      },
+    },
+  }]));
 }
 
 function problemSchema(): JsonSchema {

@@ -13,6 +13,7 @@ import { page, sendPage } from './layout.js';
 import { registerInvitationPage } from './invitation-page.js';
 import { registerMembersPage } from './members-page.js';
 import { registerOverview } from './overview.js';
+import { registerWebhooksPage } from './webhooks-page.js';
 import { PanelRefusal, sendRefusal } from './session-guard.js';
 import { registerSignIn } from './sign-in.js';
 
@@ -39,6 +40,7 @@ export async function registerPanel(server: FastifyInstance, app: App): Promise<
     registerOverview(panel, app);
     registerApiTokensPage(panel, app);
     registerMembersPage(panel, app);
+    registerWebhooksPage(panel, app);
     registerInvitationPage(panel, app);
   });
 }
