@@ -14,6 +14,9 @@ import { createToken } from '../db/repositories/tokens.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, dataDirOf, listOption, parseOptions, required } from './options.js';
 import { UsageError } from './usage.js';
+import { createWebhook } from '../webhooks/create-webhook.js';
+import { webhookConfigFromEnv } from '../webhooks/config.js';
+import { WebhookRefusal } from '../webhooks/url-safety.js';
 
 const PLANS: readonly Plan[] = ['free', 'starter', 'business', 'enterprise'];
 const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
@@ -126,8 +129,23 @@ const COMMANDS: Record<string, Handler> = {
     await operatorAudit(db, teamId, 'remove_member', 'user', member.user_id);
     return { removed: true };
   },
-  'create-webhook': async () => {
-    throw new UsageError('create-webhook: webhooks are not available in this version yet.');
+  'create-webhook': async (db, args) => {
+    const values = parseOptions(args, {
+      team: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, 'allow-private': { type: 'boolean' },
+      description: { type: 'string' },
+    }, 'create-webhook');
+    const teamId = await existingTeam(db, required(values, 'team', 'create-webhook'));
+    try {
+      const webhook = await createWebhook(db, webhookConfigFromEnv(), {
+        teamId, url: required(values, 'url', 'create-webhook'), description: values.description,
+        eventTypes: listOption(values.events) ?? '*', allowPrivate: Boolean(values['allow-private']),
+      });
+      await operatorAudit(db, teamId, 'create_webhook', 'webhook', webhook.id);
+      return webhook;
+    } catch (error) {
+      if (error instanceof WebhookRefusal) throw new UsageError(`create-webhook: ${error.message}`);
+      throw error;
+    }
   },
 };
 

@@ -96,6 +96,15 @@ describe('teaminfra admin', () => {
     expect(await failing(['remove-member', '--team', teamId, '--email', 'ada@example.com'])).toContain("last owner");
   });
 
+  it('create-webhook prints {"id", "secret"} and refuses a private address without --allow-private', async () => {
+    const webhook = await admin(dataDir, ['create-webhook', '--team', teamId, '--url', 'http://127.0.0.1:9/hook', '--events', 'service.started,service.failed', '--allow-private']);
+    expect(Object.keys(webhook).sort()).toEqual(['id', 'secret']);
+    expect(webhook.secret).toMatch(/^whsec_/);
+    expect(await failing(['create-webhook', '--team', teamId, '--url', 'https://127.0.0.1/hook'])).toContain('private, loopback or link-local');
+    expect(await failing(['create-webhook', '--team', teamId, '--url', 'https://hooks.example.com/', '--events', 'service.exploded']))
+      .toContain('Unknown event type service.exploded');
+  });
+
   it('prints usage for help and refuses an unknown command', async () => {
     const help = await runCli(['help']);
     expect(help.code).toBe(0);
