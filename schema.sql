@@ -269,3 +269,15 @@ CREATE TABLE IF NOT EXISTS invitations (
   accepted_at        TEXT
 );
 CREATE INDEX IF NOT EXISTS invitations_team ON invitations (team_id, created_at);
+
+-- Short-lived, single-use links to a file (a backup, a raw email), for channels that cannot
+-- stream bytes (MCP). Issued only after the authorization core allowed the download.
+CREATE TABLE IF NOT EXISTS download_links (
+  id_hash      TEXT PRIMARY KEY,
+  team_id      TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  token_id     TEXT NOT NULL REFERENCES api_tokens (id) ON DELETE CASCADE,
+  file         TEXT NOT NULL,
+  created_at   TEXT NOT NULL,
+  expires_at   TEXT NOT NULL,
+  used_at      TEXT
+);

@@ -73,3 +73,22 @@ export const OperationView = z.object({
 });
 
 export const PermissionIdSchema = z.enum(PERMISSION_IDS as [string, ...string[]]);
+
+export const EmailId = idOf('eml', 'a caught email');
+
+export const EmailSummaryView = z.object({
+  id: EmailId,
+  copy_id: ServiceId,
+  message_id: z.string().nullable(),
+  sender: z.string().nullable(),
+  recipients: z.array(z.string()),
+  subject: z.string().nullable(),
+  size_bytes: z.number().int(),
+  attachments: z.array(z.object({ filename: z.string().nullable(), content_type: z.string(), size_bytes: z.number().int() })),
+  received_at: z.string(),
+});
+
+export const EmailView = EmailSummaryView.extend({
+  text_body: z.string().nullable(),
+  html_body: z.string().nullable().describe('As sent; render it sandboxed, never inline.'),
+});

@@ -1,6 +1,6 @@
 // Row to view mappers, so every capability shows a resource the same way.
 import type { z } from 'zod';
-import type { BackupView, OperationView, ServerView, ServiceView } from './schemas.js';
+import type { BackupView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
 
 type ServiceRow = {
   id: string; name: string; server_id: string; parent_id: string | null; state: z.infer<typeof ServiceView>['state'];
@@ -33,4 +33,20 @@ export function operationView(row: z.infer<typeof OperationView>): z.infer<typeo
     server_id: row.server_id, requested_channel: row.requested_channel, created_at: row.created_at,
     started_at: row.started_at, finished_at: row.finished_at,
   };
+}
+
+type EmailRow = {
+  id: string; copy_id: string; message_id: string | null; sender: string | null; recipients: string; subject: string | null;
+  size_bytes: number; attachments: string; received_at: string; text_body?: string | null; html_body?: string | null;
+};
+
+export function emailSummaryView(row: EmailRow): z.infer<typeof EmailSummaryView> {
+  return {
+    id: row.id, copy_id: row.copy_id, message_id: row.message_id, sender: row.sender, recipients: JSON.parse(row.recipients),
+    subject: row.subject, size_bytes: row.size_bytes, attachments: JSON.parse(row.attachments), received_at: row.received_at,
+  };
+}
+
+export function emailView(row: EmailRow): z.infer<typeof EmailView> {
+  return { ...emailSummaryView(row), text_body: row.text_body ?? null, html_body: row.html_body ?? null };
 }

@@ -10,13 +10,13 @@ import type { AcceptedBy } from '../db/tables.js';
 /**
  * What a capability touches, declared so that invoke() can check reach before run():
  * - `team`: the caller's team as a whole (lists, which filter by reach in SQL);
- * - `service` | `server` | `backup` | `operation`: one thing named by an input field;
+ * - `service` | `server` | `backup` | `operation` | `email`: one thing named by an input field;
  * - `caller`: the calling token itself, read-only.
  */
 export type TargetSpec =
   | { kind: 'team' }
   | { kind: 'caller' }
-  | { kind: 'service' | 'server' | 'backup' | 'operation'; from: string };
+  | { kind: 'service' | 'server' | 'backup' | 'operation' | 'email'; from: string };
 
 export interface Hints {
   readOnly: boolean;
@@ -30,6 +30,8 @@ export interface HttpBinding {
   /** OpenAPI-style path; every {param} must be a field of the input. */
   path: string;
   status: number;
+  /** For download capabilities: the media type of the file REST answers with. */
+  produces?: string;
 }
 
 /** What the calling token may do, for capabilities that describe it (GET /api/token). */
@@ -57,6 +59,18 @@ export interface CapabilityContext {
   target: Record<string, unknown> | undefined;
   /** A retry with the same key must return the same result (see the operations queue). */
   idempotencyKey: string | undefined;
+  /** Base URL for links handed to clients; undefined when unknown (stdio), then links are paths. */
+  publicUrl: string | undefined;
+}
+
+/** A file a capability offers for download: REST streams it (with Range), MCP gets a link. */
+export interface FileSource {
+  path: string;
+  filename: string;
+  contentType: string;
+  sizeBytes: number;
+  /** Hex SHA-256 of the whole file, sent as Repr-Digest when known. */
+  sha256: string | null;
 }
 
 export interface CapabilityDefinition<Input extends z.ZodObject, Output extends z.ZodType> {
@@ -74,6 +88,11 @@ export interface CapabilityDefinition<Input extends z.ZodObject, Output extends 
   hints: Hints;
   errors: readonly ErrorCode[];
   run(input: z.output<Input>, context: CapabilityContext): Promise<z.input<Output>>;
+  /**
+   * For download capabilities: the file itself, behind the same gate as run(). REST answers
+   * with its bytes; `run` describes it (with a short-lived link) for channels that cannot stream.
+   */
+  download?(input: z.output<Input>, context: CapabilityContext): Promise<FileSource>;
 }
 
 export type Capability = CapabilityDefinition<z.ZodObject, z.ZodType>;

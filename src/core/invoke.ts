@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import { authenticate } from '../auth/authenticate.js';
 import type { Db } from '../db/connect.js';
 import type { AuditLog } from './audit.js';
-import type { Capability, CallerAccess } from './capability.js';
+import type { Capability, CallerAccess, CapabilityContext, FileSource } from './capability.js';
 import { AppError, missingPermission, toAppError, type FieldError } from './errors.js';
 import { accepts, holds, PLANS_WITH_API, type Channel, type Principal } from './principal.js';
 import { resolveTarget } from './reach.js';
@@ -17,6 +17,8 @@ export interface CoreDeps {
   audit: AuditLog;
   /** Told about failures that are ours (not the caller's), with their real cause. */
   onInternalError?: (error: AppError, capability: string) => void;
+  /** Where this server is reached from outside, for links handed to clients (downloads). */
+  publicUrl?: string;
 }
 
 export interface Credentials {
@@ -83,6 +85,26 @@ export async function invoke<C extends Capability>(
   credentials: Credentials,
   deps: CoreDeps,
 ): Promise<z.output<C['output']>> {
+  return gateThen(capability, rawInput, credentials, deps, capability.run) as Promise<z.output<C['output']>>;
+}
+
+/**
+ * The same gate as invoke(), for a capability's file (REST streams it): the bytes of a backup or
+ * an email are never reachable by any other path than the one that checks the token.
+ */
+export async function invokeDownload(capability: Capability, rawInput: unknown, credentials: Credentials, deps: CoreDeps): Promise<FileSource> {
+  const download = capability.download;
+  if (!download) throw new AppError('not_found', `${capability.name} has no file to download.`);
+  return gateThen(capability, rawInput, credentials, deps, download);
+}
+
+async function gateThen<T>(
+  capability: Capability,
+  rawInput: unknown,
+  credentials: Credentials,
+  deps: CoreDeps,
+  perform: (input: Record<string, unknown>, context: CapabilityContext) => Promise<T>,
+): Promise<T> {
   const principal = await admit(deps, credentials, capability.name);
   const { channel } = credentials;
   const targetId = 'from' in capability.target ? rawTargetId(rawInput, capability.target.from) : null;
@@ -96,13 +118,14 @@ export async function invoke<C extends Capability>(
     if (!parsed.success) throw validationError(parsed.error);
     const input = parsed.data as Record<string, unknown>;
     const target = await resolveTarget(deps.db, principal.reach, capability.target, input);
-    const output = await capability.run(input, {
+    const output = await perform(input, {
       db: deps.db,
       reach: principal.reach,
       actor: { tokenId: principal.tokenId, channel },
       caller: callerAccess(principal),
       target,
       idempotencyKey: credentials.idempotencyKey,
+      publicUrl: deps.publicUrl,
     });
     deps.audit.tokenUsed(principal.tokenId, channel);
     // Reads only touch last-used; every action gets its own row.
@@ -113,7 +136,7 @@ export async function invoke<C extends Capability>(
         outcome: 'allowed', code: null, detail: null,
       });
     }
-    return output as z.output<C["output"]>;
+    return output;
   } catch (thrown) {
     const error = toAppError(thrown);
     if (error.code === 'internal') deps.onInternalError?.(error, capability.name);

@@ -2,6 +2,7 @@
 // answered exactly like something that does not exist: 404, never 403.
 import type { Db } from '../db/connect.js';
 import { findBackup } from '../db/repositories/backups.js';
+import { findEmail } from '../db/repositories/caught-emails.js';
 import { findReachableOperation } from '../db/repositories/operations.js';
 import { findReachableServer } from '../db/repositories/servers.js';
 import { findReachableService } from '../db/repositories/services.js';
@@ -34,6 +35,12 @@ export async function resolveTarget(
       const backup = await findBackup(db.kysely, reach.teamId, id);
       if (!backup || !(await findReachableService(db.kysely, reach, backup.service_id))) throw notFound('backup');
       return backup;
+    }
+    case 'email': {
+      // An email is reachable when the copy that caught it is.
+      const email = await findEmail(db.kysely, reach.teamId, id);
+      if (!email || !(await findReachableService(db.kysely, reach, email.copy_id))) throw notFound('email');
+      return email;
     }
     case 'operation': {
       const operation = await findReachableOperation(db.kysely, reach, id);

@@ -101,6 +101,10 @@ export interface InvitationsTable {
   created_at: string; expires_at: string; accepted_at: string | null;
 }
 
+export interface DownloadLinksTable {
+  id_hash: string; team_id: string; token_id: string; file: string; created_at: string; expires_at: string; used_at: string | null;
+}
+
 export interface Database {
   teams: TeamsTable;
   users: UsersTable;
@@ -120,4 +124,5 @@ export interface Database {
   panel_sessions: PanelSessionsTable;
   audit_log: AuditLogTable;
   invitations: InvitationsTable;
+  download_links: DownloadLinksTable;
 }

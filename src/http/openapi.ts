@@ -45,7 +45,7 @@ export function buildOpenApiDocument(catalog: readonly Capability[]): JsonSchema
     servers: [{ url: '/' }],
     security: [{ bearerAuth: [] }],
     tags: [
-      { name: 'ERP services' }, { name: 'Servers' }, { name: 'Backups' }, { name: 'Operations' }, { name: 'Token' },
+      { name: 'ERP services' }, { name: 'Servers' }, { name: 'Backups' }, { name: 'Mail catcher' }, { name: 'Operations' }, { name: 'Token' },
     ],
     paths,
     webhooks: webhooksOf(),
@@ -99,7 +99,7 @@ function operationOf(capability: Capability): JsonSchema {
 }
 
 function responsesOf(capability: Capability): JsonSchema {
-  const responses: JsonSchema = {
+  const responses: JsonSchema = capability.download ? fileResponses(capability) : {
     [String(capability.http.status)]: {
       description: capability.title,
       content: { 'application/json': { schema: jsonSchemaOf(capability.output, 'output') } },
@@ -118,9 +118,26 @@ function responsesOf(capability: Capability): JsonSchema {
   return responses;
 }
 
+/** A download answers with the file itself, resumable with Range. */
+function fileResponses(capability: Capability): JsonSchema {
+  const type = capability.http.produces ?? 'application/octet-stream';
+  const headers = {
+    'Content-Disposition': { schema: { type: 'string' }, description: 'attachment; filename="..."' },
+    'Repr-Digest': { schema: { type: 'string' }, description: 'sha-256=:<base64>: of the whole file (RFC 9530), when known.' },
+    'Content-Length': { schema: { type: 'integer' } },
+  };
+  const body = { [type]: { schema: { type: 'string', contentMediaType: type } } };
+  return {
+    '200': { description: `${capability.title} (the whole file)`, headers, content: body },
+    '206': { description: 'The requested byte range (Range: bytes=start-end).', headers: { ...headers, 'Content-Range': { schema: { type: 'string' } } }, content: body },
+    '416': { description: 'The requested range is outside the file.' },
+  };
+}
+
 function tagOf(capability: Capability): string {
   const segment = capability.http.path.split('/')[2] ?? '';
   if (capability.target.kind === 'backup' || capability.http.path.includes('backups')) return 'Backups';
+  if (capability.permission === 'mailcatcher:read') return 'Mail catcher';
   return ({ 'service-erp': 'ERP services', servers: 'Servers', operations: 'Operations', token: 'Token' } as Record<string, string>)[segment]
     ?? 'Other';
 }

@@ -5,7 +5,9 @@ import { bearerFrom } from '../auth/authenticate.js';
 import { hashTokenValue } from '../auth/token-format.js';
 import type { Capability } from '../core/capability.js';
 import { AppError, toAppError } from '../core/errors.js';
-import { invoke, type CoreDeps } from '../core/invoke.js';
+import { invoke, invokeDownload, type CoreDeps } from '../core/invoke.js';
+import { consumeDownloadLink } from '../db/repositories/download-links.js';
+import { sendFile } from './send-file.js';
 import { sendProblem } from './problem.js';
 import type { RateLimiter } from './rate-limit.js';
 
@@ -26,6 +28,7 @@ export function registerRestRoutes(
       handler: (request, reply) => handle(capability, request, reply, deps, limiter),
     });
   }
+  registerDownloadLinks(server, deps);
 }
 
 async function handle(
@@ -37,7 +40,8 @@ async function handle(
 ): Promise<FastifyReply> {
   const bearer = bearerFrom(request.headers.authorization);
   try {
-    refuseUnacceptable(request.headers.accept);
+    // A download answers with the file's own type, whatever JSON preference the client states.
+    if (!capability.download) refuseUnacceptable(request.headers.accept);
     const decision = limiter.take(bearer ? hashTokenValue(bearer) : `ip:${request.ip}`);
     reply.header('RateLimit-Policy', decision.policyHeader).header('RateLimit', decision.limitHeader);
     if (!decision.allowed) {
@@ -46,6 +50,10 @@ async function handle(
       });
     }
     const idempotencyKey = headerValue(request.headers['idempotency-key']);
+    if (capability.download) {
+      const file = await invokeDownload(capability, rawInputOf(capability, request), { bearer, channel: 'api' }, deps);
+      return sendFile(request, reply, file);
+    }
     const output = await invoke(capability, rawInputOf(capability, request), { bearer, channel: 'api', idempotencyKey }, deps);
     // An accepted long action answers with its operation; Location is where to poll it.
     if (capability.http.status === 202 && isOperation(output)) reply.header('Location', `/api/operations/${output.id}`);
@@ -53,6 +61,20 @@ async function handle(
   } catch (thrown) {
     return sendProblem(reply, toAppError(thrown), bearer !== undefined);
   }
+}
+
+/**
+ * GET /downloads/{link}: the file behind a short-lived, single-use link that a download
+ * capability issued (over MCP) after invoke() allowed it. The link is the credential.
+ */
+function registerDownloadLinks(server: FastifyInstance, deps: CoreDeps): void {
+  server.get<{ Params: { link: string } }>('/downloads/:link', async (request, reply) => {
+    const file = await consumeDownloadLink(deps.db.kysely, request.params.link);
+    if (!file) {
+      return sendProblem(reply, new AppError('not_found', 'This download link is unknown, already used or expired. Ask for a new one.'));
+    }
+    return sendFile(request, reply, file);
+  });
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

@@ -38,7 +38,8 @@ function dayOffset(days: number): string {
 }
 
 const targetsService = (capability: Capability) =>
-  capability.target.kind === 'service' || capability.target.kind === 'backup' || capability.target.kind === 'operation';
+  capability.target.kind === 'service' || capability.target.kind === 'backup' || capability.target.kind === 'operation'
+  || capability.target.kind === 'email';
 
 const KINDS: TokenKind[] = [
   { name: 'full access', token: () => ({}), expect: () => ok },
@@ -127,7 +128,8 @@ describe('authorization matrix over REST', () => {
             },
             body,
           });
-          const json = await response.json();
+          const isJson = /json/.test(response.headers.get('content-type') ?? '');
+          const json = isJson ? await response.json() : await response.text();
           if (expected.outcome === 'ok') {
             expect(response.status, JSON.stringify(json)).toBe(capability.http.status);
           } else {

@@ -1,5 +1,7 @@
 // Valid sample inputs for any capability of the catalog, built from its input shape and a
 // seeded team, so that suites generated from the catalog cover capabilities added later.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Capability } from '../../src/core/capability.js';
 import { newId, nowIso } from '../../src/db/ids.js';
 import type { App } from '../../src/app.js';
@@ -8,9 +10,11 @@ import type { SeededTeam } from './fixtures.js';
 export interface SeededWithHistory extends SeededTeam {
   backupId: string;
   operationId: string;
+  /** An email kept by the copy's mail catcher, with its raw file. */
+  emailId: string;
 }
 
-/** Adds a completed backup of serviceIds[0] and a finished operation on it. */
+/** Adds a completed backup of serviceIds[0], a finished operation on it, and an email caught by the copy. */
 export async function addHistory(app: App, team: SeededTeam): Promise<SeededWithHistory> {
   const backupId = newId('bak');
   const operationId = newId('op');
@@ -25,16 +29,29 @@ export async function addHistory(app: App, team: SeededTeam): Promise<SeededWith
     id: backupId, team_id: team.teamId, service_id: serviceId, state: 'completed', kind: 'manual', size_bytes: 1234,
     sha256: 'a'.repeat(64), file_path: null, operation_id: null, reason: null, created_at: nowIso(), completed_at: nowIso(),
   }).execute();
-  return { ...team, backupId, operationId };
+  const emailId = newId('eml');
+  const rawPath = join(app.config.dataDir, 'mail', team.copyId, `${emailId}.eml`);
+  const raw = 'From: erp@copy.example\r\nTo: admin@example.com\r\nSubject: Reset\r\n\r\nReset link: http://copy/reset?t=1\r\n';
+  mkdirSync(dirname(rawPath), { recursive: true });
+  writeFileSync(rawPath, raw);
+  await app.db.kysely.insertInto('caught_emails').values({
+    id: emailId, team_id: team.teamId, copy_id: team.copyId, message_id: null, sender: 'erp@copy.example',
+    recipients: '["admin@example.com"]', subject: 'Reset', text_body: 'Reset link: http://copy/reset?t=1', html_body: null,
+    attachments: '[]', raw_path: rawPath, size_bytes: Buffer.byteLength(raw), received_at: nowIso(),
+  }).execute();
+  return { ...team, backupId, operationId, emailId };
 }
 
 /** The id field a capability's target is named by, mapped to the seeded thing of that kind. */
-export function sampleInput(capability: Capability, team: SeededWithHistory, serviceId = team.serviceIds[0]): Record<string, unknown> {
+export function sampleInput(capability: Capability, team: SeededWithHistory, serviceId?: string): Record<string, unknown> {
+  // Only copies have a mail catcher: its capabilities act on the copy.
+  const defaultService = capability.permission === 'mailcatcher:read' ? team.copyId : team.serviceIds[0];
   const known: Record<string, unknown> = {
-    service_id: serviceId,
+    service_id: serviceId ?? defaultService,
     server_id: team.serverIds[0],
     backup_id: team.backupId,
     operation_id: team.operationId,
+    email_id: team.emailId,
     name: 'Matrix item',
   };
   const input: Record<string, unknown> = {};

@@ -1,0 +1,22 @@
+// The view of a file offered for download, with a short-lived single-use link: what a channel
+// that cannot stream bytes (MCP) receives. REST streams the same file from the same capability.
+import { z } from 'zod';
+import type { CapabilityContext, FileSource } from '../src/core/capability.js';
+import { createDownloadLink } from '../src/db/repositories/download-links.js';
+
+export const DownloadView = z.object({
+  filename: z.string(),
+  content_type: z.string(),
+  size_bytes: z.number().int(),
+  sha256: z.string().nullable(),
+  download_url: z.string().describe('Single use, valid for 5 minutes; a path when the server address is unknown.'),
+  expires_at: z.string(),
+});
+
+export async function downloadLink(context: CapabilityContext, file: FileSource): Promise<z.infer<typeof DownloadView>> {
+  const link = await createDownloadLink(context.db.kysely, context.reach.teamId, context.actor.tokenId, file);
+  return {
+    filename: file.filename, content_type: file.contentType, size_bytes: file.sizeBytes, sha256: file.sha256,
+    download_url: (context.publicUrl ?? '') + link.path, expires_at: link.expiresAt,
+  };
+}

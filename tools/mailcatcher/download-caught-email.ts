@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { defineCapability, type CapabilityContext, type FileSource } from '../../src/core/capability.js';
+import { downloadLink, DownloadView } from '../downloads.js';
+import { EmailId } from '../schemas.js';
+
+function rawFile(context: CapabilityContext): FileSource {
+  const email = context.target as { id: string; raw_path: string; size_bytes: number };
+  return { path: email.raw_path, filename: `${email.id}.eml`, contentType: 'message/rfc822', sizeBytes: email.size_bytes, sha256: null };
+}
+
+export default defineCapability({
+  name: 'download_caught_email',
+  title: 'Download the raw .eml of a caught email',
+  description:
+    'The email exactly as the copy sent it (message/rfc822). Over REST the response is the file; over MCP a ' +
+    'single-use link valid for 5 minutes.',
+  permission: 'mailcatcher:read',
+  target: { kind: 'email', from: 'email_id' },
+  input: z.strictObject({ email_id: EmailId }),
+  output: DownloadView,
+  http: { method: 'GET', path: '/api/emails/{email_id}/raw', status: 200, produces: 'message/rfc822' },
+  hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  errors: ['validation_failed', 'not_found'],
+  run: async (_input, context) => downloadLink(context, rawFile(context)),
+  download: async (_input, context) => rawFile(context),
+});

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { defineCapability } from '../../src/core/capability.js';
+import { EmailId, EmailView } from '../schemas.js';
+import { emailView } from '../views.js';
+
+export default defineCapability({
+  name: 'get_caught_email',
+  title: 'Read an email kept by a mail catcher',
+  description: 'Shows one email a copy sent: sender, recipients, subject, text and HTML bodies, attachment names and sizes.',
+  permission: 'mailcatcher:read',
+  target: { kind: 'email', from: 'email_id' },
+  input: z.strictObject({ email_id: EmailId }),
+  output: EmailView,
+  http: { method: 'GET', path: '/api/emails/{email_id}', status: 200 },
+  hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  errors: ['validation_failed', 'not_found'],
+  run: async (_input, { target }) => emailView(target as Parameters<typeof emailView>[0]),
+});
