@@ -3,6 +3,7 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Database, ServiceState } from '../tables.js';
 import type { Reach } from '../../core/principal.js';
+import { fastPathFor } from '../connect.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';
 import { newId, nowIso } from '../ids.js';
 
@@ -22,10 +23,26 @@ export function serviceReachable(reach: Reach) {
 
 export async function listReachableServices(db: Kysely<Database>, reach: Reach, page: PageRequest, parentId: string | null) {
   const after = decodeCursor(page.cursor);
+  const fast = fastPathFor(db);
+  if (fast) {
+    // One prepared statement per shape of the query; the values are bound at each call.
+    const key = `services.listReachableServices:${reach.restrictServices ? 'listed' : 'team'}:${parentId === null ? 'top' : 'copies'}:${after ? 'after' : 'first'}`;
+    return fast.query(key, (kysely, value) => reachableServices(
+      kysely,
+      { ...reach, teamId: value('teamId'), tokenId: value('tokenId') },
+      value<number>('limit'),
+      parentId === null ? null : value('parentId'),
+      after === undefined ? undefined : value('after'),
+    )).all({ teamId: reach.teamId, tokenId: reach.tokenId, limit: page.limit + 1, parentId, after });
+  }
+  return reachableServices(db, reach, page.limit + 1, parentId, after).execute();
+}
+
+function reachableServices(db: Kysely<Database>, reach: Reach, limit: number, parentId: string | null, after: string | undefined) {
   let query = db.selectFrom('erp_services as s').select(SERVICE_COLUMNS).where(serviceReachable(reach));
   query = parentId === null ? query.where('s.parent_id', 'is', null) : query.where('s.parent_id', '=', parentId);
-  if (after) query = query.where('s.id', '>', after);
-  return query.orderBy('s.id').limit(page.limit + 1).execute();
+  if (after !== undefined) query = query.where('s.id', '>', after);
+  return query.orderBy('s.id').limit(limit);
 }
 
 export async function findReachableService(db: Kysely<Database>, reach: Reach, serviceId: string) {

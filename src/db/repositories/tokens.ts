@@ -1,11 +1,19 @@
 // API tokens: lookup by hash (the hot path), creation, and the restriction lists.
 import type { Kysely } from 'kysely';
 import type { AcceptedBy, Database, TokenSource } from '../tables.js';
+import { fastPathFor } from '../connect.js';
 import { newId, nowIso } from '../ids.js';
 import { displayParts, generateTokenValue, hashTokenValue } from '../../auth/token-format.js';
 import type { PermissionId } from '../../auth/permissions.js';
 
+/** The token with its team, by the SHA-256 of its value: the query of every authenticated request. */
 export async function findTokenWithTeamByHash(db: Kysely<Database>, tokenHash: string) {
+  const fast = fastPathFor(db);
+  if (fast) return fast.query('tokens.findTokenWithTeamByHash', (kysely, value) => tokenWithTeamByHash(kysely, value('hash'))).first({ hash: tokenHash });
+  return tokenWithTeamByHash(db, tokenHash).executeTakeFirst();
+}
+
+function tokenWithTeamByHash(db: Kysely<Database>, tokenHash: string) {
   return db
     .selectFrom('api_tokens as t')
     .innerJoin('teams as team', 'team.id', 't.team_id')
@@ -14,8 +22,7 @@ export async function findTokenWithTeamByHash(db: Kysely<Database>, tokenHash: s
       't.permissions', 't.restrict_services', 't.restrict_servers', 't.revoked_at', 't.last_used_at',
       'team.name as team_name', 'team.plan', 'team.timezone',
     ])
-    .where('t.token_hash', '=', tokenHash)
-    .executeTakeFirst();
+    .where('t.token_hash', '=', tokenHash);
 }
 
 export interface NewTokenSettings {

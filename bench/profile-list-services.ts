@@ -1,0 +1,150 @@
+// Where the time of GET /api/service-erp goes: `node dist/bench/profile-list-services.js`
+// (PROFILE_LOGGER=off for the server without its request log; PROFILE_KEEP=1 keeps the profile).
+// 1. Runs the core in a tight loop, in process, and times its parts (authenticate, the list
+//    query, the whole invoke) against the bare prepared statements baseline (b) uses.
+// 2. Loads teaminfra's server (own process, started with --cpu-prof) with autocannon and sums
+//    the profile's self time by function and by package.
+// Not a *.bench.js module, so `npm run bench` does not run it.
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp, defaultConfig } from '../src/app.js';
+import { authenticate } from '../src/auth/authenticate.js';
+import { invoke } from '../src/core/invoke.js';
+import { listReachableServices } from '../src/db/repositories/services.js';
+import { findTokenWithTeamByHash } from '../src/db/repositories/tokens.js';
+import { hashTokenValue } from '../src/auth/token-format.js';
+import listErpServices from '../tools/services/list-erp-services.js';
+import { startChildServer } from './support/child-server.js';
+import { measure } from './support/load.js';
+import { seedListServices } from './support/seed.js';
+
+async function time(label: string, iterations: number, body: () => unknown): Promise<number> {
+  for (let i = 0; i < Math.min(2000, iterations); i++) await body();
+  const started = performance.now();
+  for (let i = 0; i < iterations; i++) await body();
+  const micros = ((performance.now() - started) * 1000) / iterations;
+  console.log(`${label.padEnd(58)}${micros.toFixed(1).padStart(8)} us`);
+  return micros;
+}
+
+async function tightLoop(dataDir: string, token: string) {
+  const app = createApp(defaultConfig(dataDir));
+  try {
+    const db = app.db;
+    const principal = await authenticate(db.kysely, token);
+    const hash = hashTokenValue(token);
+    const findToken = db.sqlite.prepare('SELECT id, team_id FROM api_tokens WHERE token_hash = ?');
+    const list = db.sqlite.prepare(`SELECT id, name, server_id, parent_id, state, revision, port, created_at, updated_at
+      FROM erp_services WHERE team_id = ? AND deleted_at IS NULL
+      AND (id IN (SELECT service_id FROM api_token_services WHERE token_id = ?)
+           OR parent_id IN (SELECT service_id FROM api_token_services WHERE token_id = ?))
+      AND parent_id IS NULL ORDER BY id LIMIT ?`);
+    const n = 5000;
+    console.log('\nin-process, per call:');
+    await time('sha256 of the bearer', n * 10, () => createHash('sha256').update(token).digest('hex'));
+    await time('(b) token lookup, prepared statement', n * 4, () => findToken.get(hash));
+    await time('(b) list query, prepared statement (21 rows)', n, () => list.all(principal.teamId, principal.tokenId, principal.tokenId, 51));
+    await time('findTokenWithTeamByHash (Kysely)', n, () => findTokenWithTeamByHash(db.kysely, hash));
+    await time('authenticate()', n, () => authenticate(db.kysely, token));
+    await time('listReachableServices (Kysely)', n, () => listReachableServices(db.kysely, principal.reach, { limit: 50 }, null));
+    await time('invoke(list_erp_services)', n, () =>
+      invoke(listErpServices, { limit: '50' }, { bearer: token, channel: 'api' }, app));
+    const output = await invoke(listErpServices, { limit: '50' }, { bearer: token, channel: 'api' }, app);
+    await time('JSON.stringify of the page', n, () => JSON.stringify(output));
+  } finally {
+    await app.close();
+  }
+}
+
+interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
+interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+
+function packageOf(url: string): string {
+  if (!url) return '(native / vm)';
+  if (url.startsWith('node:')) return 'node:' + url.slice(5).split('/')[0];
+  const modules = url.lastIndexOf('node_modules/');
+  if (modules >= 0) {
+    const rest = url.slice(modules + 'node_modules/'.length).split('/');
+    return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!;
+  }
+  const dist = url.indexOf('/dist/');
+  return dist >= 0 ? url.slice(dist + 6) : url;
+}
+
+function summarize(profile: Profile) {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const self = new Map<number, number>();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0;
+    self.set(id, (self.get(id) ?? 0) + delta);
+    total += delta;
+  });
+  const byFunction = new Map<string, number>();
+  const byPackage = new Map<string, number>();
+  for (const [id, micros] of self) {
+    const frame = byId.get(id)!.callFrame;
+    const where = frame.url ? `${packageOf(frame.url)}:${frame.lineNumber + 1}` : '';
+    const key = `${frame.functionName || '(anonymous)'} ${where}`;
+    byFunction.set(key, (byFunction.get(key) ?? 0) + micros);
+    const pkg = frame.functionName === '(idle)' ? '(idle)' : frame.functionName === '(garbage collector)' ? '(gc)' : packageOf(frame.url);
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + micros);
+  }
+  // Inclusive time: a sample counts for every distinct function on its stack. For async
+  // functions this is the synchronous part of each resumption, which is where their CPU goes.
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const inclusive = new Map<string, number>();
+  for (const [id, micros] of self) {
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at)!.callFrame;
+      if (!frame.url || frame.url.includes('node_modules') || frame.url.startsWith('node:')) continue;
+      const key = `${frame.functionName || '(anonymous)'} ${packageOf(frame.url)}:${frame.lineNumber + 1}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      inclusive.set(key, (inclusive.get(key) ?? 0) + micros);
+    }
+  }
+  const busy = total - (byPackage.get('(idle)') ?? 0);
+  const top = (map: Map<string, number>, count: number) =>
+    [...map].filter(([key]) => !key.startsWith('(idle)')).sort((x, y) => y[1] - x[1]).slice(0, count);
+  console.log(`\nCPU profile of the server: ${(busy / 1e6).toFixed(2)} s busy of ${(total / 1e6).toFixed(2)} s`);
+  console.log('self time by package / file (share of busy time):');
+  for (const [key, micros] of top(byPackage, 20)) console.log(`  ${((100 * micros) / busy).toFixed(1).padStart(5)}%  ${key}`);
+  console.log('self time by function:');
+  for (const [key, micros] of top(byFunction, 30)) console.log(`  ${((100 * micros) / busy).toFixed(1).padStart(5)}%  ${key}`);
+  console.log('inclusive time of our own functions (teaminfra code only):');
+  for (const [key, micros] of top(inclusive, 25)) console.log(`  ${((100 * micros) / busy).toFixed(1).padStart(5)}%  ${key}`);
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'teaminfra-profile-'));
+const profileDir = join(dataDir, 'profiles');
+try {
+  const fixture = await seedListServices(dataDir);
+  await tightLoop(dataDir, fixture.token);
+  const logging = process.env.PROFILE_LOGGER ?? 'info';
+  const server = await startChildServer('ours.js', [dataDir, logging], ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+  try {
+    const figures = await measure({
+      url: `${server.url}/api/service-erp?limit=50`, headers: { authorization: `Bearer ${fixture.token}`, accept: 'application/json' },
+      connections: 10,
+    }, 1, Number(process.env.BENCH_SECONDS ?? 6));
+    console.log(`\nunder the profiler (logger ${logging}): ${figures.requestsPerSecond.toFixed(0)} req/s, p50 ${figures.p50Ms.toFixed(2)} ms`);
+  } finally {
+    await server.stop();
+  }
+  const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
+  if (!file) throw new Error('no .cpuprofile was written');
+  summarize(JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as Profile);
+  if (process.env.PROFILE_KEEP) {
+    // For Chrome DevTools or speedscope.
+    const kept = join(tmpdir(), `teaminfra-list-services-${Date.now()}.cpuprofile`);
+    copyFileSync(join(profileDir, file), kept);
+    console.log(`profile kept at ${kept}`);
+  }
+} finally {
+  rmSync(dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,65 @@
+// Starts a benchmark server in its own process (so the load generator does not share its event
+// loop) and stops it cleanly, which lets `--cpu-prof` write its profile on the way out.
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+export interface ChildServer {
+  url: string;
+  pid: number;
+  /** CPU time (user + system) the server process has used so far, in microseconds. */
+  cpuMicros(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export interface ReadyMessage { type: 'ready'; port: number }
+interface CpuMessage { type: 'cpu'; micros: number }
+
+/** `script` is relative to dist/bench/servers, e.g. 'ours.js'. */
+export async function startChildServer(script: string, args: string[], execArgv: string[] = []): Promise<ChildServer> {
+  const path = fileURLToPath(new URL(`../servers/${script}`, import.meta.url));
+  const child = fork(path, args, { execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} did not start within 20 s`)), 20_000);
+    child.on('message', (message: ReadyMessage) => {
+      if (message?.type === 'ready') { clearTimeout(timer); resolve(message.port); }
+    });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${script} exited with code ${code} before it was ready`)); });
+  });
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid!, cpuMicros: () => cpuOf(child), stop: () => stopChild(child) };
+}
+
+function cpuOf(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: CpuMessage) => {
+      if (message?.type !== 'cpu') return;
+      child.off('message', onMessage);
+      resolve(message.micros);
+    };
+    child.on('message', onMessage);
+    if (!child.send('cpu')) reject(new Error('the server process is gone'));
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.send('stop');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** For the server side: announce the port, and stop when the parent says so or goes away. */
+export function serveUntilStopped(port: number, stop: () => Promise<void>): void {
+  const finish = () => void stop().finally(() => process.exit(0));
+  process.on('message', (message) => {
+    if (message === 'stop') finish();
+    if (message === 'cpu') {
+      const usage = process.cpuUsage();
+      process.send?.({ type: 'cpu', micros: usage.user + usage.system } satisfies CpuMessage);
+    }
+  });
+  process.on('disconnect', finish);
+  process.send?.({ type: 'ready', port } satisfies ReadyMessage);
+}
