@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `teaminfra`: serve the platform, or act on its database as the operator.
 import { runAdmin } from './admin.js';
+import { runMcpStdio } from './mcp.js';
 import { runServe } from './serve.js';
 import { USAGE, UsageError } from './usage.js';
 
@@ -15,6 +16,8 @@ async function main(argv: string[]): Promise<void> {
   switch (command) {
     case 'serve':
       return runServe(rest);
+    case 'mcp':
+      return runMcpStdio(rest);
     case 'admin':
       process.stdout.write(JSON.stringify(await runAdmin(rest, readStdin)) + '\n');
       return;

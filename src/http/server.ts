@@ -5,6 +5,8 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOpt
 import type { App } from '../app.js';
 import type { Capability } from '../core/capability.js';
 import { AppError, INTERNAL_ERROR_SENTENCE } from '../core/errors.js';
+import { registerMcpHttp } from '../mcp/http-transport.js';
+import { registerPanel } from '../panel/panel-routes.js';
 import { registerDocs } from './docs-page.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { sendProblem } from './problem.js';
@@ -14,6 +16,8 @@ import { registerRestRoutes } from './rest-adapter.js';
 export interface HttpServerOptions {
   /** Fastify logger options; false for silence. Request URLs are scrubbed of anything token-shaped. */
   logger?: FastifyServerOptions['logger'];
+  /** Host names /mcp answers to besides loopback and the connection's own address (DNS-rebinding guard). */
+  allowedHosts?: readonly string[];
 }
 
 const TOKEN_SHAPED = /tinf_[A-Za-z0-9]*/g;
@@ -46,6 +50,8 @@ export async function buildHttpServer(app: App, catalog: readonly Capability[], 
 
   registerRestRoutes(server, catalog, app, new RateLimiter(app.config.rateLimit));
   registerDocs(server, buildOpenApiDocument(catalog));
+  await registerPanel(server, app);
+  registerMcpHttp(server, app, catalog, { allowedHosts: options.allowedHosts });
   return server;
 }
 

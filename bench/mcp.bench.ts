@@ -1,0 +1,182 @@
+// MCP against REST on the same data in the same run: `tools/call` of list_erp_services over
+// streamable HTTP (POST /mcp) against GET /api/service-erp, same token, same 20-row page, one
+// server process, rounds in alternating order. Target: MCP >= 0.5 of REST's throughput.
+// Then the stdio server: from process start to the answer of tools/list (initialize first, as a
+// client does), median of runs. Target: under 400 ms.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon, { type Options } from 'autocannon';
+import { startChildServer, type ChildServer } from './support/child-server.js';
+import { pool, type LoadFigures, type Sample } from './support/load.js';
+import { seedListServices } from './support/seed.js';
+
+const REST_PATH = '/api/service-erp?limit=50';
+const MCP_CALL = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_erp_services', arguments: { limit: 50 } } };
+const THROUGHPUT_TARGET = 0.5;
+const STDIO_TARGET_MS = 400;
+const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+
+function settings() {
+  const number = (name: string, fallback: number) => {
+    const value = Number(process.env[name]);
+    return Number.isFinite(value) && value > 0 ? value : fallback;
+  };
+  return {
+    rounds: Math.round(number('BENCH_ROUNDS', 3)),
+    seconds: number('BENCH_SECONDS', 3),
+    warmupSeconds: number('BENCH_WARMUP_SECONDS', 2),
+    connections: Math.round(number('BENCH_CONNECTIONS', 10)),
+    stdioRuns: Math.round(number('BENCH_STDIO_RUNS', 10)),
+  };
+}
+
+interface Side { key: 'rest' | 'mcp'; label: string; request: { url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }; samples: Sample[] }
+
+/** One autocannon run of either side, counted the same way (2xx answers, server CPU time). */
+async function sampleOf(side: Side, server: ChildServer, seconds: number, connections: number): Promise<Sample> {
+  const cpuBefore = await server.cpuMicros();
+  // The shipped typings of autocannon omit `body`; it is a documented option.
+  const options: Options & { body?: string } = { ...side.request, connections, duration: seconds };
+  const instance = autocannon(options);
+  const latencies: number[] = [];
+  let ok = 0;
+  instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+    if (status >= 200 && status < 300) { ok++; latencies.push(ms); }
+  });
+  const result = await instance;
+  const cpuAfter = await server.cpuMicros();
+  return {
+    ok, seconds: result.duration, latencies: Float64Array.from(latencies), non2xx: result.non2xx, errors: result.errors,
+    serverCpuMicros: cpuAfter - cpuBefore,
+  };
+}
+
+/** Both sides must return the same page, or the comparison means nothing. */
+async function checkSameData(rest: Side, mcp: Side): Promise<number[]> {
+  const restBody = await (await fetch(rest.request.url, { headers: rest.request.headers })).json();
+  const mcpResponse = await fetch(mcp.request.url, { method: 'POST', headers: mcp.request.headers, body: mcp.request.body });
+  const mcpBody = await mcpResponse.json() as { result?: { isError?: boolean; structuredContent?: unknown } };
+  if (mcpResponse.status !== 200 || mcpBody.result?.isError || JSON.stringify(mcpBody.result?.structuredContent) !== JSON.stringify(restBody)) {
+    throw new Error(`MCP (${mcpResponse.status}) did not return the same data as REST: ${JSON.stringify(mcpBody).slice(0, 300)}`);
+  }
+  return [JSON.stringify(restBody).length, JSON.stringify(mcpBody).length];
+}
+
+async function measureHttp(dataDir: string, token: string, config: ReturnType<typeof settings>) {
+  const server = await startChildServer('ours.js', [dataDir, 'off']);
+  try {
+    const authorization = `Bearer ${token}`;
+    const sides: Side[] = [
+      { key: 'rest', label: 'REST GET /api/service-erp', samples: [],
+        request: { url: server.url + REST_PATH, method: 'GET', headers: { authorization, accept: 'application/json' } } },
+      { key: 'mcp', label: 'MCP tools/call list_erp_services', samples: [],
+        request: { url: server.url + '/mcp', method: 'POST', body: JSON.stringify(MCP_CALL), headers: {
+          authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18',
+        } } },
+    ];
+    const [restBytes, mcpBytes] = await checkSameData(sides[0]!, sides[1]!);
+    for (const side of sides) await sampleOf(side, server, config.warmupSeconds, config.connections);
+    for (let round = 0; round < config.rounds; round++) {
+      // Alternate which side runs first, so neither always gets the warmer (or busier) slot.
+      for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+        side.samples.push(await sampleOf(side, server, config.seconds, config.connections));
+      }
+    }
+    const [rest, mcp] = sides.map((side) => pool(side.samples)) as [LoadFigures, LoadFigures];
+    return { rest, mcp, restBytes, mcpBytes };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Spawn, initialize, then tools/list: the time a client waits before it can show the tools. */
+async function stdioStartupMs(dataDir: string, token: string): Promise<number> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [CLI, 'mcp', '--data-dir', dataDir], {
+    env: { ...process.env, TEAMINFRA_TOKEN: token }, stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const send = (message: unknown) => child.stdin.write(JSON.stringify(message) + '\n');
+  let buffered = '';
+  const answered = new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`teaminfra mcp exited with ${code} before answering`)));
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk;
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const message = JSON.parse(buffered.slice(0, newline)) as { id?: number; result?: { tools?: unknown[] } };
+        buffered = buffered.slice(newline + 1);
+        if (message.id === 1) {
+          send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+          send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+        }
+        if (message.id === 2 && message.result?.tools?.length) resolve();
+      }
+    });
+  });
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
+  await answered;
+  const elapsed = performance.now() - started;
+  child.removeAllListeners('exit');
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.stdin.end();
+  await exited;
+  return elapsed;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+export default async function mcpBench() {
+  const config = settings();
+  const dataDir = mkdtempSync(join(tmpdir(), 'teaminfra-bench-mcp-'));
+  try {
+    const fixture = await seedListServices(dataDir);
+    const http = await measureHttp(dataDir, fixture.token, config);
+    const stdioRuns: number[] = [];
+    for (let run = 0; run < config.stdioRuns; run++) stdioRuns.push(await stdioStartupMs(dataDir, fixture.token));
+
+    const ratios = {
+      mcpOverRest: http.mcp.requestsPerSecond / http.rest.requestsPerSecond,
+      /** Server CPU per request, REST over MCP: the same ratio without the load generator's share of a busy machine. */
+      cpuMcpOverRest: http.rest.serverCpuMicrosPerRequest / http.mcp.serverCpuMicrosPerRequest,
+    };
+    const stdioMedianMs = median(stdioRuns);
+    const target = {
+      mcpOverRest: THROUGHPUT_TARGET, stdioMs: STDIO_TARGET_MS,
+      met: ratios.mcpOverRest >= THROUGHPUT_TARGET && stdioMedianMs < STDIO_TARGET_MS,
+    };
+
+    console.log(`list_erp_services, token restricted to 20 of 200 services; ${config.connections} connections, ` +
+      `${config.warmupSeconds} s warm-up, ${config.rounds} alternating round(s) of ${config.seconds} s per side`);
+    console.log(`${'side'.padEnd(36)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'CPU us/req'.padStart(12)}${'body B'.padStart(9)}  per round`);
+    for (const [label, figures, bytes] of [
+      ['REST GET /api/service-erp', http.rest, http.restBytes], ['MCP tools/call list_erp_services', http.mcp, http.mcpBytes],
+    ] as const) {
+      console.log(`${label.padEnd(36)}${fixed(figures.requestsPerSecond, 0).padStart(9)}${fixed(figures.p50Ms).padStart(9)}` +
+        `${fixed(figures.p99Ms).padStart(9)}${fixed(figures.serverCpuMicrosPerRequest, 0).padStart(12)}${String(bytes).padStart(9)}  ${figures.perSample.join(', ')}`);
+    }
+    console.log(`MCP/REST throughput = ${fixed(ratios.mcpOverRest)} (CPU view ${fixed(ratios.cpuMcpOverRest)}); target >= ${THROUGHPUT_TARGET}: ` +
+      `${ratios.mcpOverRest >= THROUGHPUT_TARGET ? 'met' : 'NOT met'}`);
+    console.log(`stdio, process start to tools/list answer: median ${fixed(stdioMedianMs, 0)} ms over ${stdioRuns.length} runs ` +
+      `(${stdioRuns.map((ms) => Math.round(ms)).join(', ')}); target < ${STDIO_TARGET_MS} ms: ${stdioMedianMs < STDIO_TARGET_MS ? 'met' : 'NOT met'}`);
+    const problems = [['REST', http.rest], ['MCP', http.mcp]].filter(([, f]) => (f as LoadFigures).non2xx > 0 || (f as LoadFigures).errors > 0)
+      .map(([label, f]) => `${label}: ${(f as LoadFigures).non2xx} non-2xx, ${(f as LoadFigures).errors} errors`);
+    for (const problem of problems) console.log(problem);
+
+    return {
+      settings: config,
+      rest: http.rest,
+      mcp: http.mcp,
+      bodyBytes: { rest: http.restBytes, mcp: http.mcpBytes },
+      ratios,
+      stdio: { medianMs: stdioMedianMs, runsMs: stdioRuns },
+      target,
+      problems,
+    };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

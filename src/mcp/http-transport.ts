@@ -1,0 +1,123 @@
+// Streamable HTTP at /mcp on the Fastify server. Stateless: each POST gets a fresh low-level
+// Server (cheap: the tools were built once at start), so any node can answer any request and
+// nothing is kept between requests. Order per request: Host/Origin (403), rate limit (429),
+// bearer through admit() (401/403), body (413/415), framing (406/400), session binding (404),
+// then the server, answering in JSON, or over SSE (the SDK's transport) when progress is asked.
+// See README.md in this folder for why stateless, and why two transports.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { App } from '../app.js';
+import { bearerFrom } from '../auth/authenticate.js';
+import { hashTokenValue } from '../auth/token-format.js';
+import type { Capability } from '../core/capability.js';
+import { AppError, toAppError } from '../core/errors.js';
+import { admit } from '../core/invoke.js';
+import { sendProblem } from '../http/problem.js';
+import { RateLimiter } from '../http/rate-limit.js';
+import { hostPolicyOf, hostRefusal, type HostPolicy } from './allowed-hosts.js';
+import { createMcpServer } from './mcp-server.js';
+import { openSessionId, sessionBelongsTo } from './session-binding.js';
+import { buildToolCatalog, type ToolCatalog } from './tool-definitions.js';
+import { isInitialize, rpcBodyOf, sendRpcError, wantsProgress } from './json-rpc.js';
+import { JsonResponseTransport } from './json-response-transport.js';
+
+export const MCP_PATH = '/mcp';
+
+export interface McpHttpOptions {
+  /** Host names (besides loopback and the address a connection arrives on) that /mcp answers to. */
+  allowedHosts?: readonly string[];
+}
+
+interface Gate {
+  app: App;
+  tools: ToolCatalog;
+  hosts: HostPolicy;
+  limiter: RateLimiter;
+}
+
+export function registerMcpHttp(server: FastifyInstance, app: App, catalog: readonly Capability[], options: McpHttpOptions = {}): void {
+  // Own limiter with the REST policy: the REST one is private to the REST adapter.
+  const gate: Gate = { app, tools: buildToolCatalog(catalog), hosts: hostPolicyOf(options.allowedHosts), limiter: new RateLimiter(app.config.rateLimit) };
+  void server.register(async (scope) => {
+    // JSON only; the body stays text until the request is admitted, and bad JSON gets a JSON-RPC error.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    scope.route({
+      method: ['POST', 'GET', 'DELETE'],
+      url: MCP_PATH,
+      // Before the body is read: a stranger cannot make us read 64 KB.
+      onRequest: (request, reply) => guard(gate, request, reply),
+      handler: (request, reply) => handle(gate, request, reply),
+    });
+  });
+}
+
+async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  const refusal = hostRefusal(gate.hosts, request.headers.host, request.headers.origin, request.socket.localAddress);
+  if (refusal) {
+    return reply.code(403).type('application/problem+json').send(JSON.stringify({
+      type: 'urn:teaminfra:problem:host_not_allowed', title: 'Host not allowed', status: 403, detail: refusal, code: 'host_not_allowed',
+    }));
+  }
+  const bearer = bearerFrom(request.headers.authorization);
+  try {
+    const decision = gate.limiter.take(bearer ? hashTokenValue(bearer) : `ip:${request.ip}`);
+    reply.header('RateLimit-Policy', decision.policyHeader).header('RateLimit', decision.limitHeader);
+    if (!decision.allowed) {
+      throw new AppError('rate_limited', `Too many requests for this token; try again in ${decision.resetSeconds} seconds.`, {
+        retryAfterSeconds: decision.resetSeconds,
+      });
+    }
+    await admit(gate.app, { bearer, channel: 'mcp' }, 'mcp');
+    return undefined;
+  } catch (thrown) {
+    return sendProblem(reply, toAppError(thrown), bearer !== undefined);
+  }
+}
+
+async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (request.method !== 'POST') {
+    // Stateless: no server-initiated stream to GET and no session to DELETE (both allowed by the spec).
+    reply.header('Allow', 'POST');
+    return sendRpcError(reply, { status: 405, code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC messages with POST.' });
+  }
+  const body = rpcBodyOf(request);
+  if ('status' in body) return sendRpcError(reply, body);
+  const bearer = bearerFrom(request.headers.authorization) as string; // guard() admitted it
+  const sessionId = request.headers['mcp-session-id'];
+  if (typeof sessionId === 'string' && !isInitialize(body.messages) && !sessionBelongsTo(sessionId, bearer)) {
+    await sendProblem(reply, new AppError('not_found',
+      'No such MCP session for this token. Sessions belong to the token that opened them; initialize a new one.'));
+    return;
+  }
+  reply.hijack();
+  const res = reply.raw;
+  // Hijacked: Fastify's onSend headers no longer apply, so set ours here.
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Cache-Control', 'no-store');
+  if (isInitialize(body.messages)) res.setHeader('Mcp-Session-Id', openSessionId(bearer));
+  // Download links must be absolute for an assistant; the Host was checked by guard(), so it is ours.
+  const deps = gate.app.publicUrl ? gate.app : { ...gate.app, publicUrl: `${request.protocol}://${request.headers.host}` };
+  const server = createMcpServer(gate.tools, deps, bearer);
+  res.on('close', () => void server.close());
+  try {
+    if (wantsProgress(body.messages)) {
+      // Progress notifications need an SSE stream: the SDK's transport does that part.
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, res, body.batch ? body.messages : body.messages[0]);
+    } else {
+      const transport = new JsonResponseTransport(res, body.batch);
+      await server.connect(transport);
+      transport.deliver(body.messages, { requestInfo: { headers: request.headers } });
+    }
+  } catch (error) {
+    request.log.error({ err: error }, 'MCP request failed');
+    if (!res.headersSent) {
+      res.writeHead(500, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error.' }, id: null }));
+    } else {
+      res.end();
+    }
+  }
+}

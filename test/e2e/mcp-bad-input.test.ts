@@ -1,0 +1,144 @@
+// What /mcp does with input a careful client would never send: wrong argument types, unknown
+// arguments, oversized bodies, malformed JSON and malformed JSON-RPC. Each gets a clear error,
+// and the server goes on serving the next request.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
+import { connectHttp, problemIn, rpc, textOf } from '../mcp/clients.js';
+
+let server: TestServer;
+let team: SeededTeam;
+let bearer: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  team = await seedTeam(server.app);
+  bearer = (await makeToken(server.app, team.teamId)).value;
+});
+afterAll(async () => { await server.close(); });
+
+const call = (name: string, args: unknown, id = 1) =>
+  rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+
+async function stillServes(): Promise<void> {
+  const { client, close } = await connectHttp(server.baseUrl, bearer);
+  const result = await client.callTool({ name: 'list_erp_services', arguments: {} });
+  await close();
+  expect(result.isError).toBeFalsy();
+}
+
+describe('tool arguments', () => {
+  it('refuses an argument of the wrong type with validation_failed naming the field', async () => {
+    const { client, close } = await connectHttp(server.baseUrl, bearer);
+    const wrongId = await client.callTool({ name: 'get_erp_service', arguments: { service_id: 42 } });
+    const wrongLimit = await client.callTool({ name: 'list_erp_services', arguments: { limit: 'many' } });
+    const wrongCapacity = await client.callTool({ name: 'create_server', arguments: { name: 'eu-1', capacity: 'lots' } });
+    await close();
+    expect(problemIn(wrongId)).toMatchObject({ code: 'validation_failed', status: 400, errors: [{ field: 'service_id' }] });
+    expect(textOf(wrongId)).toMatch(/^validation_failed: The request has invalid fields: service_id\.\n- service_id: /);
+    expect(problemIn(wrongLimit)).toMatchObject({ code: 'validation_failed', errors: [{ field: 'limit' }] });
+    expect(problemIn(wrongCapacity)).toMatchObject({ code: 'validation_failed', errors: [{ field: 'capacity' }] });
+    await stillServes();
+  });
+
+  it('refuses unknown arguments with validation_failed naming them', async () => {
+    const { client, close } = await connectHttp(server.baseUrl, bearer);
+    const result = await client.callTool({ name: 'list_erp_services', arguments: { colour: 'red', size: 3 } });
+    await close();
+    expect(problemIn(result)).toMatchObject({ code: 'validation_failed', detail: 'The request has invalid fields: colour, size.' });
+  });
+
+  it('answers arguments that are not an object with a JSON-RPC invalid-params error', async () => {
+    const response = await call('list_erp_services', 'everything');
+    expect(response.status).toBe(200);
+    expect(response.json().error).toMatchObject({ code: -32602, message: expect.stringContaining('Invalid tools/call request') });
+    await stillServes();
+  });
+
+  it('treats missing arguments as an empty object', async () => {
+    const response = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_erp_services' } });
+    expect(response.json().result.structuredContent.data).toHaveLength(2);
+  });
+});
+
+describe('HTTP bodies and JSON-RPC framing', () => {
+  it('refuses a body over the size limit with 413 and keeps serving', async () => {
+    const huge = JSON.stringify({
+      jsonrpc: '2.0', id: 1, method: 'tools/call',
+      params: { name: 'list_erp_services', arguments: { cursor: 'x'.repeat(server.app.config.bodyLimitBytes) } },
+    });
+    const response = await rpc(server.baseUrl, bearer, huge);
+    expect(response.status).toBe(413);
+    expect(response.json().code).toBe('payload_too_large');
+    await stillServes();
+  });
+
+  it('checks the token before reading an oversized body', async () => {
+    const response = await rpc(server.baseUrl, undefined, 'x'.repeat(server.app.config.bodyLimitBytes * 2));
+    expect(response.status).toBe(401);
+  });
+
+  it('answers malformed JSON with a JSON-RPC parse error and keeps serving', async () => {
+    const response = await rpc(server.baseUrl, bearer, '{"jsonrpc": "2.0", "id": 1, "method": ');
+    expect(response.status).toBe(400);
+    expect(response.json()).toEqual({
+      jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the request body is not valid JSON.' },
+    });
+    await stillServes();
+  });
+
+  it('answers JSON that is not a JSON-RPC message with a parse error and keeps serving', async () => {
+    for (const body of [{ hello: 'world' }, { jsonrpc: '1.0', id: 1, method: 'tools/list' }, [1, 2, 3]]) {
+      const response = await rpc(server.baseUrl, bearer, body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.json().error.code).toBe(-32700);
+    }
+    await stillServes();
+  });
+
+  it('answers a batch with an array of responses and a notification alone with 202', async () => {
+    const batch = await rpc(server.baseUrl, bearer, [
+      { jsonrpc: '2.0', id: 'a', method: 'ping' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 'get_current_token', arguments: {} } },
+    ]);
+    expect(batch.status).toBe(200);
+    expect(batch.json().map((response: { id: string }) => response.id).sort()).toEqual(['a', 'b']);
+    const notification = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(notification.status).toBe(202);
+    expect(notification.text).toBe('');
+  });
+
+  it('refuses an initialize request batched with others, and an empty batch', async () => {
+    const mixed = await rpc(server.baseUrl, bearer, [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    ]);
+    expect(mixed.status).toBe(400);
+    expect(mixed.json().error.code).toBe(-32600);
+    expect((await rpc(server.baseUrl, bearer, [])).status).toBe(400);
+  });
+
+  it('refuses a protocol version it does not speak', async () => {
+    const response = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-protocol-version': '1999-01-01' });
+    expect(response.status).toBe(400);
+    expect(response.json().error.message).toContain('Unsupported protocol version: 1999-01-01');
+  });
+
+  it('answers an unknown method with JSON-RPC method-not-found', async () => {
+    const response = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id: 9, method: 'resources/list' });
+    expect(response.json()).toMatchObject({ id: 9, error: { code: -32601 } });
+  });
+
+  it('refuses a body that is not JSON with 415', async () => {
+    for (const type of ['application/xml', 'text/plain']) {
+      const response = await rpc(server.baseUrl, bearer, '<tools/>', { 'content-type': type });
+      expect(response.status, type).toBe(415);
+    }
+    await stillServes();
+  });
+
+  it('refuses a client that accepts neither JSON nor an event stream with 406', async () => {
+    const response = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { accept: 'text/html' });
+    expect(response.status).toBe(406);
+  });
+});

@@ -1,0 +1,183 @@
+// `teaminfra mcp` over stdio, black-box: the compiled command started exactly as the stdio entry
+// of mcp.config.json says (placeholders filled in), spoken to by the SDK's own Client, against
+// the data directory of a running test server so REST answers can be compared.
+import { spawn } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dateInTimeZone } from '../../src/auth/expiry.js';
+import { expandPermissions } from '../../src/auth/permissions.js';
+import { revokeToken } from '../../src/db/repositories/tokens.js';
+import { catalog } from '../../tools/index.js';
+import { CLI, runCli } from '../support/cli.js';
+import { getJson, makeToken, seedTeam, startTestServer, tempDataDir, type SeededTeam, type TestServer } from '../support/fixtures.js';
+import { connectStdio, problemIn, readConfig, ROOT_PLACEHOLDER, stdioTransport, textOf, TOKEN_PLACEHOLDER } from '../mcp/clients.js';
+
+let server: TestServer;
+let team: SeededTeam;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  team = await seedTeam(server.app);
+});
+afterAll(async () => { await server.close(); });
+
+const token = (options: Parameters<typeof makeToken>[2] = {}) => makeToken(server.app, team.teamId, options);
+
+describe('mcp.config.json', () => {
+  it('has one stdio entry and one streamable-HTTP entry with placeholders, under mcpServers', () => {
+    const entries = Object.values(readConfig().mcpServers);
+    expect(entries.map((entry) => entry.type).sort()).toEqual(['http', 'stdio']);
+    const stdio = entries.find((entry) => entry.type === 'stdio')!;
+    const http = entries.find((entry) => entry.type === 'http')!;
+    expect(stdio).toMatchObject({
+      command: 'node',
+      args: [`${ROOT_PLACEHOLDER}/dist/src/cli/main.js`, 'mcp', '--data-dir', `${ROOT_PLACEHOLDER}/data`],
+      env: { TEAMINFRA_TOKEN: TOKEN_PLACEHOLDER },
+    });
+    expect(http).toMatchObject({ url: expect.stringMatching(/^http:\/\/[^/]+\/mcp$/), headers: { Authorization: `Bearer ${TOKEN_PLACEHOLDER}` } });
+  });
+});
+
+describe('teaminfra mcp over stdio', () => {
+  it('lists every capability to a full-access token', async () => {
+    const { client, close } = await connectStdio(server.dataDir, (await token()).value);
+    const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
+    await close();
+    expect(names).toEqual(catalog.map((capability) => capability.name).sort());
+  });
+
+  it('lists only the services:read tools and get_current_token to a services:read token', async () => {
+    const { client, close } = await connectStdio(server.dataDir, (await token({ permissions: ['services:read'] })).value);
+    const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
+    await close();
+    const held = expandPermissions(['services:read']);
+    expect(names).toEqual(catalog.filter((c) => c.permission === null || held.has(c.permission)).map((c) => c.name).sort());
+    expect(names).toContain('get_current_token');
+    expect(names).not.toContain('list_servers');
+  });
+
+  it('returns the same data as REST for a successful call', async () => {
+    const reader = await token({ permissions: ['services:read'] });
+    const { client, close } = await connectStdio(server.dataDir, reader.value);
+    const result = await client.callTool({ name: 'list_erp_services', arguments: {} });
+    await close();
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual((await getJson(server.baseUrl, '/api/service-erp', reader.value)).body);
+    expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
+  });
+
+  it('refuses every kind of denial with the code and sentence REST gives', async () => {
+    const limited = await token({ permissions: ['services:write'], services: [team.serviceIds[1]] });
+    const { client, close } = await connectStdio(server.dataDir, limited.value);
+    const missing = await client.callTool({ name: 'list_servers', arguments: {} });
+    const outOfReach = await client.callTool({ name: 'get_erp_service', arguments: { service_id: team.serviceIds[0] } });
+    const cannotCreate = await client.callTool({ name: 'create_erp_service', arguments: { server_id: team.serverIds[1], name: 'x' } });
+    await close();
+    const rest = (path: string, body?: unknown) => fetch(server.baseUrl + path, {
+      method: body ? 'POST' : 'GET',
+      headers: { Accept: 'application/json', Authorization: `Bearer ${limited.value}`, 'Content-Type': 'application/json' },
+      body: body ? JSON.stringify(body) : undefined,
+    }).then((response) => response.json());
+    expect(textOf(missing)).toBe('missing_permission: This API token does not have the servers:read scope.');
+    expect(problemIn(missing)).toEqual(await rest('/api/servers'));
+    expect(problemIn(outOfReach)?.code).toBe('not_found');
+    expect(problemIn(outOfReach)).toEqual(await rest(`/api/service-erp/${team.serviceIds[0]}`));
+    expect(problemIn(cannotCreate)?.code).toBe('restricted_token_cannot_create');
+    expect(problemIn(cannotCreate)).toEqual(await rest('/api/service-erp', { server_id: team.serverIds[1], name: 'x' }));
+  });
+
+  it('refuses a token-management tool with a sentence pointing to the API Tokens page', async () => {
+    const { client, close } = await connectStdio(server.dataDir, (await token()).value);
+    const result = await client.callTool({ name: 'update_token_permissions', arguments: { permissions: ['services:write'] } });
+    await close();
+    expect(problemIn(result)?.code).toBe('token_management_not_available');
+    expect(textOf(result)).toContain('API Tokens page of the panel');
+  });
+
+  it('applies an access change to the next call of the running process', async () => {
+    const changing = await token({ permissions: ['services:read'] });
+    const { client, close } = await connectStdio(server.dataDir, changing.value);
+    expect((await client.callTool({ name: 'list_servers', arguments: {} })).isError).toBe(true);
+    await server.app.db.kysely.updateTable('api_tokens').set({ permissions: 'servers:read' }).where('id', '=', changing.id).execute();
+    expect((await client.callTool({ name: 'list_servers', arguments: {} })).isError).toBeFalsy();
+    expect(problemIn(await client.callTool({ name: 'list_erp_services', arguments: {} }))?.code).toBe('missing_permission');
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('list_servers');
+    await close();
+  });
+
+  it('refuses a token revoked while the process runs, on its next request', async () => {
+    const revoked = await token();
+    const { client, close } = await connectStdio(server.dataDir, revoked.value);
+    expect((await client.callTool({ name: 'get_current_token', arguments: {} })).isError).toBeFalsy();
+    await revokeToken(server.app.db.kysely, revoked.id);
+    const refused = await client.callTool({ name: 'get_current_token', arguments: {} });
+    expect(problemIn(refused)?.code).toBe('invalid_token');
+    await expect(client.listTools()).rejects.toThrow(/invalid_token/);
+    await close();
+  });
+
+  it('refuses a REST-only token before serving anything, with the reason on stderr', async () => {
+    const restOnly = await token({ acceptedBy: 'api' });
+    const transport = stdioTransport(server.dataDir, restOnly.value);
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => { stderr += chunk; });
+    const client = new Client({ name: 'teaminfra-tests', version: '1.0.0' });
+    await expect(client.connect(transport)).rejects.toThrow();
+    expect(stderr).toContain('accepted only by the REST API and command line, not by the MCP server');
+  });
+
+  it('keeps serving after a malformed line and writes nothing but JSON-RPC to stdout', async () => {
+    const child = spawn(process.execPath, [CLI, 'mcp', '--data-dir', server.dataDir], {
+      env: { ...process.env, TEAMINFRA_TOKEN: (await token()).value }, stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    const answered = new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk;
+      if (stdout.includes('"id":3')) resolve();
+    }));
+    const send = (line: string) => child.stdin.write(line + '\n');
+    send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }));
+    send('{"jsonrpc": "2.0", "id": 2, "method": tools/list}');
+    send('{"not": "json-rpc"}');
+    send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }));
+    await answered;
+    child.stdin.end();
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    const lines = stdout.trim().split('\n');
+    for (const line of lines) expect(JSONRPCMessageSchema.safeParse(JSON.parse(line)).success, line).toBe(true);
+    expect(lines.map((line) => JSON.parse(line).id)).toEqual([1, 3]);
+  });
+});
+
+describe('teaminfra mcp refusing to start', () => {
+  function yesterdayUtc(): string {
+    const date = new Date(`${dateInTimeZone(new Date(), 'UTC')}T12:00:00Z`);
+    date.setUTCDate(date.getUTCDate() - 1);
+    return date.toISOString().slice(0, 10);
+  }
+
+  const cases: [string, () => Promise<string | undefined>, RegExp][] = [
+    ['TEAMINFRA_TOKEN is missing', async () => undefined, /TEAMINFRA_TOKEN is not set/],
+    ['the token is malformed', async () => 'tinf_not-a-token', /refused: The API token is missing, malformed, unknown, revoked or expired/],
+    ['the token is expired', async () => (await token({ expiresOn: yesterdayUtc() })).value, /refused: The API token is .*expired/],
+    ['the token is accepted by the REST API only', async () => (await token({ acceptedBy: 'api' })).value, /not by the MCP server for AI assistants/],
+  ];
+  for (const [condition, bearer, sentence] of cases) {
+    it(`exits non-zero with a sentence on stderr and nothing on stdout when ${condition}`, async () => {
+      const value = await bearer();
+      const result = await runCli(['mcp', '--data-dir', server.dataDir], { env: { TEAMINFRA_TOKEN: value ?? '' } });
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toMatch(sentence);
+      expect(result.stdout).toBe('');
+    });
+  }
+
+  it('exits non-zero when the data directory has no database, instead of creating an empty one', async () => {
+    const empty = tempDataDir();
+    const result = await runCli(['mcp', '--data-dir', empty], { env: { TEAMINFRA_TOKEN: (await token()).value } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`There is no teaminfra database in ${empty}`);
+  });
+});

@@ -1,0 +1,39 @@
+// The DNS-rebinding guard of /mcp: which Host and Origin values are ours.
+import { describe, expect, it } from 'vitest';
+import { hostPolicyOf, hostRefusal } from '../../src/mcp/allowed-hosts.js';
+
+const none = hostPolicyOf([], undefined);
+
+describe('hostRefusal', () => {
+  it('accepts loopback names with any port', () => {
+    for (const host of ['localhost', 'localhost:8080', '127.0.0.1:3000', '[::1]:8080']) {
+      expect(hostRefusal(none, host, undefined, '127.0.0.1'), host).toBeUndefined();
+    }
+  });
+
+  it('refuses a name that is not ours, as a rebound DNS name would be', () => {
+    expect(hostRefusal(none, 'evil.example:8080', undefined, '127.0.0.1')).toContain('"evil.example:8080"');
+    expect(hostRefusal(none, 'localhost.evil.example', undefined, '127.0.0.1')).toBeDefined();
+  });
+
+  it('refuses a request without a Host header', () => {
+    expect(hostRefusal(none, undefined, undefined, '127.0.0.1')).toBeDefined();
+  });
+
+  it('accepts the IP address the connection arrived on, which cannot be rebound', () => {
+    expect(hostRefusal(none, '192.168.1.5:8080', undefined, '::ffff:192.168.1.5')).toBeUndefined();
+    expect(hostRefusal(none, '192.168.1.6:8080', undefined, '::ffff:192.168.1.5')).toBeDefined();
+  });
+
+  it('accepts configured names, from the options or else TEAMINFRA_ALLOWED_HOSTS', () => {
+    expect(hostRefusal(hostPolicyOf(['Infra.Example.com']), 'infra.example.com', undefined, '10.0.0.1')).toBeUndefined();
+    expect(hostRefusal(hostPolicyOf(undefined, 'a.example, b.example'), 'b.example:443', undefined, '10.0.0.1')).toBeUndefined();
+    expect(hostRefusal(hostPolicyOf(undefined, 'a.example'), 'c.example', undefined, '10.0.0.1')).toBeDefined();
+  });
+
+  it('refuses an Origin from another site even when the Host is ours', () => {
+    expect(hostRefusal(none, 'localhost:8080', 'https://evil.example', '127.0.0.1')).toContain('https://evil.example');
+    expect(hostRefusal(none, 'localhost:8080', 'null', '127.0.0.1')).toBeDefined();
+    expect(hostRefusal(none, 'localhost:8080', 'http://localhost:5173', '127.0.0.1')).toBeUndefined();
+  });
+});

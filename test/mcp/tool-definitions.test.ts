@@ -1,0 +1,61 @@
+// The MCP projection of the catalog: built once, frozen, one tool per capability, and the
+// public surface (tools/list as a full-access token sees it) snapshotted like the OpenAPI doc.
+import { z } from 'zod';
+import { describe, expect, it } from 'vitest';
+import { CatalogError, defineCapability, type Capability } from '../../src/core/capability.js';
+import { jsonSchemaOf } from '../../src/http/openapi.js';
+import { buildToolCatalog } from '../../src/mcp/tool-definitions.js';
+import { catalog } from '../../tools/index.js';
+
+describe('buildToolCatalog', () => {
+  const tools = buildToolCatalog(catalog);
+
+  it('makes one tool per capability, named, titled and described as the capability', () => {
+    expect(tools.definitions.map((definition) => definition.tool.name)).toEqual(catalog.map((capability) => capability.name));
+    for (const { capability, tool } of tools.definitions) {
+      expect(tool).toMatchObject({ name: capability.name, title: capability.title, description: capability.description });
+      expect(tools.find(capability.name)?.capability).toBe(capability);
+    }
+  });
+
+  it('gives each tool the JSON Schemas of its zod input and output, and annotations from its hints', () => {
+    for (const { capability, tool } of tools.definitions) {
+      expect(tool.inputSchema).toEqual(jsonSchemaOf(capability.input, 'input'));
+      expect(tool.outputSchema).toEqual(jsonSchemaOf(capability.output, 'output'));
+      expect(tool.annotations).toEqual({
+        title: capability.title, readOnlyHint: capability.hints.readOnly, destructiveHint: capability.hints.destructive,
+        idempotentHint: capability.hints.idempotent, openWorldHint: capability.hints.openWorld,
+      });
+    }
+  });
+
+  it('refuses unknown arguments in every input schema, as the zod input does', () => {
+    for (const { tool } of tools.definitions) expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
+  });
+
+  it('freezes the tools, so no request can change what the next one is shown', () => {
+    const [first] = tools.definitions;
+    expect(Object.isFrozen(first!.tool)).toBe(true);
+    expect(Object.isFrozen(first!.tool.inputSchema)).toBe(true);
+    expect(() => { (first!.tool as { name: string }).name = 'renamed'; }).toThrow(TypeError);
+  });
+
+  it('finds nothing for a name outside the catalog', () => {
+    expect(tools.find('create_token')).toBeUndefined();
+    expect(tools.find('__proto__')).toBeUndefined();
+  });
+
+  it('refuses at load a capability whose output is not a JSON object, which MCP cannot carry', () => {
+    const listOfNames = defineCapability({
+      name: 'list_names', title: 'x', description: 'x', permission: 'services:read', target: { kind: 'team' },
+      input: z.strictObject({}), output: z.array(z.string()), http: { method: 'GET', path: '/api/names', status: 200 },
+      hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false }, errors: [], run: async () => [],
+    }) as unknown as Capability;
+    expect(() => buildToolCatalog([listOfNames])).toThrow(CatalogError);
+  });
+
+  it('matches the committed tools/list snapshot (review changes to the public surface like code)', async () => {
+    const listed = tools.definitions.map((definition) => definition.tool);
+    await expect(JSON.stringify(listed, null, 2) + '\n').toMatchFileSnapshot('./snapshots/tools-list.json');
+  });
+});
