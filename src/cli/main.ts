@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 // `teaminfra`: serve the platform, or act on its database as the operator.
-import { runAdmin } from './admin.js';
-import { runMcpStdio } from './mcp.js';
-import { runServe } from './serve.js';
+// Each command loads only its own modules: `teaminfra mcp` is started by assistants and its
+// start-up time is felt; the HTTP server and panel are not needed for it.
 import { USAGE, UsageError } from './usage.js';
 
 async function readStdin(): Promise<string> {
@@ -15,11 +14,11 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve':
-      return runServe(rest);
+      return (await import('./serve.js')).runServe(rest);
     case 'mcp':
-      return runMcpStdio(rest);
+      return (await import('./mcp.js')).runMcpStdio(rest);
     case 'admin':
-      process.stdout.write(JSON.stringify(await runAdmin(rest, readStdin)) + '\n');
+      process.stdout.write(JSON.stringify(await (await import('./admin.js')).runAdmin(rest, readStdin)) + '\n');
       return;
     case 'help':
     case '--help':

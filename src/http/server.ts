@@ -48,10 +48,12 @@ export async function buildHttpServer(app: App, catalog: readonly Capability[], 
   server.setNotFoundHandler((request, reply) =>
     sendProblem(reply, new AppError('not_found', `There is no ${request.method} ${request.url.split('?')[0]?.replace(TOKEN_SHAPED, 'tinf_…')} in this API. The list of endpoints is at /docs.`)));
 
-  registerRestRoutes(server, catalog, app, new RateLimiter(app.config.rateLimit));
+  // One limiter for REST and MCP: a token has one budget whichever channel it uses.
+  const limiter = new RateLimiter(app.config.rateLimit);
+  registerRestRoutes(server, catalog, app, limiter);
   registerDocs(server, buildOpenApiDocument(catalog));
   await registerPanel(server, app);
-  registerMcpHttp(server, app, catalog, { allowedHosts: options.allowedHosts });
+  registerMcpHttp(server, app, catalog, { allowedHosts: options.allowedHosts, limiter });
   return server;
 }
 

@@ -26,6 +26,8 @@ export const MCP_PATH = '/mcp';
 export interface McpHttpOptions {
   /** Host names (besides loopback and the address a connection arrives on) that /mcp answers to. */
   allowedHosts?: readonly string[];
+  /** The REST adapter's limiter, so a token has one budget whichever channel it uses. */
+  limiter?: RateLimiter;
 }
 
 interface Gate {
@@ -36,8 +38,10 @@ interface Gate {
 }
 
 export function registerMcpHttp(server: FastifyInstance, app: App, catalog: readonly Capability[], options: McpHttpOptions = {}): void {
-  // Own limiter with the REST policy: the REST one is private to the REST adapter.
-  const gate: Gate = { app, tools: buildToolCatalog(catalog), hosts: hostPolicyOf(options.allowedHosts), limiter: new RateLimiter(app.config.rateLimit) };
+  const gate: Gate = {
+    app, tools: buildToolCatalog(catalog), hosts: hostPolicyOf(options.allowedHosts),
+    limiter: options.limiter ?? new RateLimiter(app.config.rateLimit),
+  };
   void server.register(async (scope) => {
     // JSON only; the body stays text until the request is admitted, and bad JSON gets a JSON-RPC error.
     scope.removeAllContentTypeParsers();
@@ -54,11 +58,7 @@ export function registerMcpHttp(server: FastifyInstance, app: App, catalog: read
 
 async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
   const refusal = hostRefusal(gate.hosts, request.headers.host, request.headers.origin, request.socket.localAddress);
-  if (refusal) {
-    return reply.code(403).type('application/problem+json').send(JSON.stringify({
-      type: 'urn:teaminfra:problem:host_not_allowed', title: 'Host not allowed', status: 403, detail: refusal, code: 'host_not_allowed',
-    }));
-  }
+  if (refusal) return sendProblem(reply, new AppError('host_not_allowed', refusal));
   const bearer = bearerFrom(request.headers.authorization);
   try {
     const decision = gate.limiter.take(bearer ? hashTokenValue(bearer) : `ip:${request.ip}`);
