@@ -11,6 +11,15 @@ import getBackup from './backups/get-backup.js';
 import listOperations from './operations/list-operations.js';
 import getOperation from './operations/get-operation.js';
 import getCurrentToken from './token/get-current-token.js';
+import startErpService from './services/start-erp-service.js';
+import stopErpService from './services/stop-erp-service.js';
+import redeployErpService from './services/redeploy-erp-service.js';
+import createErpService from './services/create-erp-service.js';
+import deleteErpService from './services/delete-erp-service.js';
+import createServer from './servers/create-server.js';
+import listCaughtEmails from './mailcatcher/list-caught-emails.js';
+import getCaughtEmail from './mailcatcher/get-caught-email.js';
+import downloadCaughtEmail from './mailcatcher/download-caught-email.js';
 
 export const catalog: readonly Capability[] = Object.freeze([
   listErpServices,
@@ -23,4 +32,13 @@ export const catalog: readonly Capability[] = Object.freeze([
   listOperations,
   getOperation,
   getCurrentToken,
+  startErpService,
+  stopErpService,
+  redeployErpService,
+  createErpService,
+  deleteErpService,
+  createServer,
+  listCaughtEmails,
+  getCaughtEmail,
+  downloadCaughtEmail,
 ] as unknown as Capability[]);

@@ -15,7 +15,11 @@ export async function runServe(args: string[]): Promise<void> {
   const app = createApp(defaultConfig(dataDirOf(values)), (error, capability) =>
     console.error(JSON.stringify({ level: 'error', msg: 'internal error', capability, reason: error.internalReason })));
   const demo = values.demo ? await seedDemoIfEmpty(app.db.kysely) : undefined;
-  const server = await buildHttpServer(app, catalog, { logger: { level: process.env.LOG_LEVEL ?? 'info' } });
+  // Before listening: the first request already sees services reconciled with what really runs.
+  await app.engine.start();
+  // /mcp answers to loopback names, the address it listens on, and the names the operator lists.
+  const allowedHosts = [host, ...(process.env.TEAMINFRA_ALLOWED_HOSTS?.split(',').map((name) => name.trim()).filter(Boolean) ?? [])];
+  const server = await buildHttpServer(app, catalog, { logger: { level: process.env.LOG_LEVEL ?? 'info' }, allowedHosts });
   const address = await server.listen({ port, host });
 
   // One write, so whoever watches for the "serving on" line also has the lines after it.
@@ -43,6 +47,8 @@ export async function runServe(args: string[]): Promise<void> {
     if (stopping) return;
     stopping = true;
     await server.close();
+    // Finishes the operations in progress, then detaches: ERP services keep running and the
+    // next `serve` adopts them (src/engine/README.md).
     await app.close();
     process.exit(0);
   };

@@ -26,18 +26,27 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+export interface TestServerOptions {
+  /** Start the engine (worker and reconciliation); close() then stops every ERP service process. */
+  engine?: boolean;
+}
+
 export async function startTestServer(
   overrides: Partial<AppConfig> = {},
   options: HttpServerOptions = {},
+  testOptions: TestServerOptions = {},
 ): Promise<TestServer> {
   const dataDir = overrides.dataDir ?? tempDataDir();
   const app = createApp({ ...defaultConfig(dataDir), rateLimit: { limit: 100_000, windowSeconds: 60 }, ...overrides, dataDir });
+  if (testOptions.engine) await app.engine.start();
   const server = await buildHttpServer(app, catalog, options);
   const baseUrl = await server.listen({ port: 0, host: '127.0.0.1' });
   return {
     app, server, baseUrl, dataDir,
     async close() {
       await server.close();
+      // Tests leave no process behind: stop services rather than detach them.
+      if (testOptions.engine) await app.engine.close({ services: 'stop' });
       await app.close();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -44,3 +44,114 @@ export async function findReachableOperation(db: Kysely<Database>, reach: Reach,
   return db.selectFrom('operations as o').select(OPERATION_COLUMNS)
     .where(operationReachable(reach)).where('o.id', '=', operationId).executeTakeFirst();
 }
+
+// ---- The queue side: what the engine writes and the worker takes. ----
+
+export type OperationKind = 'start' | 'stop' | 'redeploy' | 'create' | 'delete' | 'create_server';
+export type OperationRow = Database['operations'];
+
+export interface NewOperation {
+  teamId: string;
+  kind: OperationKind;
+  serviceId: string | null;
+  serverId: string | null;
+  parameters: object;
+  tokenId: string | null;
+  channel: string;
+  idempotencyKey: string | null;
+  fingerprint: string | null;
+}
+
+export async function findOperation(db: Kysely<Database>, operationId: string): Promise<OperationRow | undefined> {
+  return db.selectFrom('operations').selectAll().where('id', '=', operationId).executeTakeFirst();
+}
+
+export async function findOperationByIdempotencyKey(db: Kysely<Database>, tokenId: string, key: string) {
+  return db.selectFrom('operations').selectAll()
+    .where('requested_by_token_id', '=', tokenId).where('idempotency_key', '=', key).executeTakeFirst();
+}
+
+/** The queued or running operation on a service, or on a server itself (not on its services). */
+export async function findInFlightOperation(db: Kysely<Database>, on: { serviceId: string } | { serverId: string }) {
+  let query = db.selectFrom('operations').select(['id', 'kind', 'state']).where('state', 'in', ['queued', 'running']);
+  query = 'serviceId' in on
+    ? query.where('service_id', '=', on.serviceId)
+    : query.where('server_id', '=', on.serverId).where('service_id', 'is', null);
+  return query.orderBy('id').executeTakeFirst();
+}
+
+export async function insertOperation(db: Kysely<Database>, values: NewOperation, id: string, at: string): Promise<OperationRow> {
+  const row: OperationRow = {
+    id, team_id: values.teamId, kind: values.kind, service_id: values.serviceId, server_id: values.serverId,
+    state: 'queued', reason: null, parameters: JSON.stringify(values.parameters), result: null,
+    requested_by_token_id: values.tokenId, requested_channel: values.channel, idempotency_key: values.idempotencyKey,
+    request_fingerprint: values.fingerprint, lease_owner: null, lease_expires_at: null, created_at: at,
+    started_at: null, finished_at: null,
+  };
+  await db.insertInto('operations').values(row).execute();
+  return row;
+}
+
+export async function insertTransition(
+  db: Kysely<Database>,
+  transition: { id: string; operationId: string; state: string; reason: string | null; at: string; tokenId: string | null; channel: string | null },
+): Promise<void> {
+  await db.insertInto('operation_transitions').values({
+    id: transition.id, operation_id: transition.operationId, state: transition.state, reason: transition.reason,
+    at: transition.at, token_id: transition.tokenId, channel: transition.channel,
+  }).execute();
+}
+
+export async function listTransitions(db: Kysely<Database>, operationId: string) {
+  return db.selectFrom('operation_transitions').selectAll().where('operation_id', '=', operationId).orderBy('id').execute();
+}
+
+/**
+ * What a worker may take: queued operations, and running ones whose lease has expired or is
+ * held by another worker on this host (whose liveness the caller then checks). Oldest first.
+ */
+export async function listClaimCandidates(
+  db: Kysely<Database>, owner: string, options: { now: string; localOwnerPrefix: string; limit: number },
+) {
+  return db.selectFrom('operations').selectAll()
+    .where((eb) => eb.or([
+      eb('state', '=', 'queued'),
+      eb.and([eb('state', '=', 'running'), eb.or([
+        eb('lease_owner', 'is', null),
+        eb('lease_expires_at', 'is', null),
+        eb('lease_expires_at', '<=', options.now),
+        eb.and([eb('lease_owner', 'like', `${options.localOwnerPrefix}%`), eb('lease_owner', '!=', owner)]),
+      ])]),
+    ]))
+    .orderBy('id').limit(options.limit).execute();
+}
+
+/** Compare-and-set: takes the lease only if nobody changed the row since it was read. */
+export async function takeLease(
+  db: Kysely<Database>, seen: OperationRow, owner: string, leaseExpiresAt: string, at: string,
+): Promise<boolean> {
+  let query = db.updateTable('operations')
+    .set({ state: 'running', lease_owner: owner, lease_expires_at: leaseExpiresAt, started_at: seen.started_at ?? at })
+    .where('id', '=', seen.id).where('state', '=', seen.state);
+  query = seen.lease_owner === null ? query.where('lease_owner', 'is', null) : query.where('lease_owner', '=', seen.lease_owner);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function renewLease(db: Kysely<Database>, operationId: string, owner: string, leaseExpiresAt: string): Promise<boolean> {
+  const result = await db.updateTable('operations').set({ lease_expires_at: leaseExpiresAt })
+    .where('id', '=', operationId).where('state', '=', 'running').where('lease_owner', '=', owner).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Ends an operation, only if `owner` still holds its lease. */
+export async function finishOperation(
+  db: Kysely<Database>, operationId: string, owner: string,
+  outcome: { state: 'succeeded' | 'failed'; reason: string | null; result: object | null; at: string },
+): Promise<boolean> {
+  const result = await db.updateTable('operations').set({
+    state: outcome.state, reason: outcome.reason, result: outcome.result ? JSON.stringify(outcome.result) : null,
+    finished_at: outcome.at, lease_owner: null, lease_expires_at: null,
+  }).where('id', '=', operationId).where('state', '=', 'running').where('lease_owner', '=', owner).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

@@ -1,0 +1,76 @@
+// The seam between operations and whatever really runs ERP services. Operations (src/engine/
+// actions) only speak this interface, so a container or remote-host driver can be added later
+// without touching a capability. Backup, restore and copy join it with their own issue.
+
+/** Where a server keeps its services. `rootDir` null: the driver chooses (and reports it). */
+export interface ServerSpec {
+  id: string;
+  rootDir: string | null;
+}
+
+/** What a driver needs to know about one ERP service. */
+export interface ServiceSpec {
+  id: string;
+  name: string;
+  /** The revision to run. */
+  revision: number;
+  /** The port it had last time, kept so that its address stays stable; null: choose one. */
+  port: number | null;
+  /** The process id recorded last time, a hint for finding a process that outlived us. */
+  pid: number | null;
+  /** "host:port" of the SMTP server its outgoing mail goes to; null: it sends no email. */
+  outgoingSmtp: string | null;
+  server: ServerSpec;
+}
+
+export interface RunningService {
+  pid: number;
+  port: number;
+  revision: number;
+}
+
+/** What is really running, whatever the database says. */
+export type ServiceStatus =
+  | ({ state: 'running' } & RunningService)
+  /** A process of this service is alive but does not answer yet (booting, or hung). */
+  | { state: 'starting'; pid: number }
+  | { state: 'stopped' };
+
+/** Called while starting, so that a crash between two steps leaves a trace to recover from. */
+export interface StartHooks {
+  /** The port is about to be used; persist it before the process exists. */
+  portAssigned(port: number): Promise<void>;
+  /** The process exists; persist its id before waiting for it. */
+  spawned(pid: number): Promise<void>;
+}
+
+export interface ServiceDriver {
+  readonly name: string;
+  provisionServer(server: ServerSpec): Promise<{ rootDir: string }>;
+  /** Creates the service's files and database. Idempotent. */
+  provision(service: ServiceSpec): Promise<void>;
+  /** Runs the service; adopts a process of it that is already running instead of starting another. */
+  start(service: ServiceSpec, hooks: StartHooks): Promise<RunningService>;
+  /** Ends every process of the service. Idempotent. */
+  stop(service: ServiceSpec): Promise<void>;
+  /** Replaces what runs with `revision`. */
+  redeploy(service: ServiceSpec, revision: number, hooks: StartHooks): Promise<RunningService>;
+  status(service: ServiceSpec): Promise<ServiceStatus>;
+  /** Stops the service and removes its files. Idempotent. */
+  destroy(service: ServiceSpec): Promise<void>;
+  /**
+   * Keeps the credentials the service gives its outgoing-mail server (a copy's mail catcher
+   * issues them once and stores only a hash); used from its next start. null forgets them.
+   */
+  storeMailCredentials(service: ServiceSpec, credentials: { username: string; password: string } | null): Promise<void>;
+}
+
+/**
+ * A failure whose `reason` is written for the team (it becomes the operation's reason).
+ * `portUnusable`: the service's port is taken by something else, so forget it.
+ */
+export class DriverError extends Error {
+  constructor(readonly reason: string, readonly portUnusable = false, options?: { cause?: unknown }) {
+    super(reason, options);
+  }
+}

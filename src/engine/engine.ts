@@ -1,0 +1,103 @@
+// The engine: a driver, the operations worker, and reconciliation, started and stopped as one.
+// `close()` detaches by default: services keep running and the next start adopts them
+// (README.md says why). `close({ services: 'stop' })` stops them too (tests, benchmarks).
+import type { Db } from '../db/connect.js';
+import { nowIso } from '../db/ids.js';
+import type { ServiceDriver } from './driver.js';
+import { LocalDriver } from './local/local-driver.js';
+import { performOperation } from './perform.js';
+import { reconcileServices } from './reconcile.js';
+import { specOf, takenPorts } from './service-spec.js';
+import { changeServiceState } from './state-changes.js';
+import { OperationWorker } from './worker.js';
+import { inWriteTransaction } from './write-transaction.js';
+
+export interface EngineConfig {
+  /** How long a worker's claim on an operation lasts without renewal. */
+  leaseMs: number;
+  /** How often the worker looks for operations it was not woken for. */
+  pollMs: number;
+  /** Operations run at once by this process. */
+  concurrency: number;
+  /** How often running services are checked for a process that died; 0: never. */
+  reconcileIntervalMs: number;
+  startTimeoutMs: number;
+  stopGraceMs: number;
+}
+
+export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
+  leaseMs: 30_000, pollMs: 500, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: 10_000, stopGraceMs: 5_000,
+};
+
+export interface Engine {
+  readonly driver: ServiceDriver;
+  readonly started: boolean;
+  /** Reconciles services with what really runs, then starts taking operations. */
+  start(): Promise<void>;
+  close(options?: { services?: 'detach' | 'stop' }): Promise<void>;
+}
+
+export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onError = logEngineError): Engine {
+  const config = { ...DEFAULT_ENGINE_CONFIG, ...overrides };
+  const driver = new LocalDriver({
+    dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
+    takenPorts: () => takenPorts(db.kysely),
+  });
+  const reconcileDeps = { db: db.kysely, driver, onError };
+  const worker = new OperationWorker(db, (operation, owner, attempt) => performOperation({ db, driver, onError }, operation, owner, attempt), {
+    leaseMs: config.leaseMs, pollMs: config.pollMs, concurrency: config.concurrency, onError,
+  });
+  let state: 'new' | 'started' | 'closed' = 'new';
+  let reconcileTimer: NodeJS.Timeout | undefined;
+  let reconciling: Promise<void> | undefined;
+
+  return {
+    driver,
+    get started() {
+      return state === 'started';
+    },
+    async start() {
+      if (state !== 'new') return;
+      state = 'started';
+      await reconcileServices(reconcileDeps, 'startup');
+      worker.start();
+      if (config.reconcileIntervalMs > 0) {
+        reconcileTimer = setInterval(() => {
+          reconciling ??= reconcileServices(reconcileDeps, 'periodic').finally(() => {
+            reconciling = undefined;
+          });
+        }, config.reconcileIntervalMs);
+        reconcileTimer.unref();
+      }
+    },
+    async close(options = {}) {
+      if (state === 'closed') return;
+      state = 'closed';
+      if (reconcileTimer) clearInterval(reconcileTimer);
+      await reconciling;
+      await worker.close();
+      if (options.services === 'stop') await stopEveryService(db, driver, onError);
+    },
+  };
+}
+
+/** Stops every service's process and records it stopped; for tests and benchmarks. */
+async function stopEveryService(db: Db, driver: ServiceDriver, onError: (error: unknown, context: string) => void): Promise<void> {
+  const rows = await db.kysely.selectFrom('erp_services as s').innerJoin('servers as v', 'v.id', 's.server_id')
+    .select(['s.id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 's.state', 'v.id as server_id', 'v.root_dir'])
+    .where('s.deleted_at', 'is', null).execute();
+  await Promise.all(rows.map(async (row) => {
+    try {
+      await driver.stop(specOf(row));
+      if (row.state === 'stopped' && row.pid === null) return;
+      await inWriteTransaction(db.kysely, (trx) =>
+        changeServiceState(trx, row.id, { state: 'stopped', pid: null }, { kind: 'stop', operationId: null }, nowIso()));
+    } catch (error) {
+      onError(error, `stopping service ${row.id}`);
+    }
+  }));
+}
+
+function logEngineError(error: unknown, context: string): void {
+  console.error(JSON.stringify({ level: 'error', msg: 'engine error', context, reason: String((error as Error)?.stack ?? error) }));
+}

@@ -1,0 +1,30 @@
+// The events the engine writes to the outbox, one per state change, for webhooks to deliver.
+// Each is described, with its payload, in src/webhooks/event-catalog.ts (checked by a test).
+import type { ServiceState } from '../db/tables.js';
+import type { OperationKind } from '../db/repositories/operations.js';
+
+export const ENGINE_EVENT_TYPES = [
+  'service.created', 'service.provisioned', 'service.starting', 'service.started', 'service.stopping', 'service.stopped',
+  'service.redeploying', 'service.redeployed', 'service.restoring', 'service.failed', 'service.deleting', 'service.deleted',
+  'copy.deleted',
+  'server.created', 'server.ready', 'server.failed',
+  'operation.queued', 'operation.running', 'operation.succeeded', 'operation.failed',
+] as const;
+
+export type EngineEventType = (typeof ENGINE_EVENT_TYPES)[number];
+
+/** The event for a service reaching `state` because of an operation of `kind`. */
+export function serviceEventType(state: ServiceState, kind: OperationKind | 'reconcile', deleted = false): EngineEventType {
+  if (deleted) return 'service.deleted';
+  switch (state) {
+    case 'provisioning': return 'service.created';
+    case 'starting': return 'service.starting';
+    case 'stopping': return 'service.stopping';
+    case 'redeploying': return 'service.redeploying';
+    case 'deleting': return 'service.deleting';
+    case 'running': return kind === 'redeploy' ? 'service.redeployed' : 'service.started';
+    case 'stopped': return kind === 'create' ? 'service.provisioned' : 'service.stopped';
+    case 'restoring': return 'service.restoring';
+    case 'failed': return 'service.failed';
+  }
+}

@@ -1,0 +1,76 @@
+// Makes the database agree with what really runs, for services no operation is working on
+// (those converge through their operation). At start, after a crash or a detached stop:
+// - "running" and answering: adopted (pid and port refreshed); not running: failed, with why;
+// - "stopped" or "failed" but a process of it runs (left by a crash): that process is stopped;
+// - a transitional state with no operation behind it: set to what really runs.
+// Periodically, only the first check, so that a service whose process died is shown failed.
+import type { Kysely } from 'kysely';
+import type { Database, ServiceState } from '../db/tables.js';
+import { nowIso } from '../db/ids.js';
+import type { ServiceDriver, ServiceStatus } from './driver.js';
+import { specOf } from './service-spec.js';
+import { changeServiceState, type ServiceChange } from './state-changes.js';
+import { inWriteTransaction } from './write-transaction.js';
+
+export interface ReconcileDeps {
+  db: Kysely<Database>;
+  driver: ServiceDriver;
+  onError(error: unknown, context: string): void;
+}
+
+const GONE = 'Its process is no longer running (it ended, or the machine restarted while it ran). Start it again.';
+const INTERRUPTED = 'An operation on it was interrupted; this is the state it was found in.';
+
+export async function reconcileServices(deps: ReconcileDeps, mode: 'startup' | 'periodic'): Promise<void> {
+  let query = deps.db.selectFrom('erp_services as s').innerJoin('servers as v', 'v.id', 's.server_id')
+    .select(['s.id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 's.state', 's.updated_at', 'v.id as server_id', 'v.root_dir'])
+    .where('s.deleted_at', 'is', null)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('operations as o').select('o.id')
+      .whereRef('o.service_id', '=', 's.id').where('o.state', 'in', ['queued', 'running']))));
+  if (mode === 'periodic') query = query.where('s.state', '=', 'running');
+  for (const row of await query.execute()) {
+    try {
+      const spec = specOf(row);
+      const status = await deps.driver.status(spec);
+      if (mode === 'startup' && (row.state === 'stopped' || row.state === 'failed') && status.state !== 'stopped') {
+        await deps.driver.stop(spec);
+        continue;
+      }
+      const change = changeFor(row.state, status, row.pid, row.port);
+      if (change) await applyIfUnchanged(deps.db, row, change);
+    } catch (error) {
+      deps.onError(error, `reconciling service ${row.id}`);
+    }
+  }
+}
+
+function changeFor(state: ServiceState, status: ServiceStatus, pid: number | null, port: number | null): ServiceChange | undefined {
+  const settled = state === 'running' || state === 'stopped' || state === 'failed';
+  if (status.state === 'starting') return undefined;
+  if (status.state === 'running') {
+    if (state === 'running' && status.pid === pid && status.port === port) return undefined;
+    return { state: 'running', pid: status.pid, port: status.port, reason: null };
+  }
+  if (state === 'running') return { state: 'failed', reason: GONE, pid: null };
+  if (!settled) return { state: 'failed', reason: INTERRUPTED, pid: null };
+  return undefined;
+}
+
+/** Only if nothing touched the service since it was read (an operation may have started since). */
+async function applyIfUnchanged(
+  db: Kysely<Database>, row: { id: string; state: ServiceState; updated_at: string }, change: ServiceChange,
+): Promise<void> {
+  await inWriteTransaction(db, async (trx) => {
+    const current = await trx.selectFrom('erp_services').select(['state', 'updated_at']).where('id', '=', row.id).executeTakeFirst();
+    if (!current || current.state !== row.state || current.updated_at !== row.updated_at) return;
+    const busy = await trx.selectFrom('operations').select('id').where('service_id', '=', row.id)
+      .where('state', 'in', ['queued', 'running']).executeTakeFirst();
+    if (busy) return;
+    // Adopting a process (same state, new pid) is bookkeeping, not a state change: no event.
+    if (change.state === row.state) {
+      await trx.updateTable('erp_services').set({ pid: change.pid ?? null, port: change.port ?? null }).where('id', '=', row.id).execute();
+      return;
+    }
+    await changeServiceState(trx, row.id, change, { kind: 'reconcile', operationId: null }, nowIso());
+  });
+}

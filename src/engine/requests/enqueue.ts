@@ -1,0 +1,76 @@
+// Queues one operation on behalf of a capability: idempotency, the caller's plan (which checks
+// state and writes the service's transitional state), the operation row, its first transition
+// and events, all in one write transaction. The API then answers 202 with the row.
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { CapabilityContext } from '../../core/capability.js';
+import { AppError } from '../../core/errors.js';
+import type { Database } from '../../db/tables.js';
+import { newId, nowIso } from '../../db/ids.js';
+import {
+  findOperationByIdempotencyKey, insertOperation, type NewOperation, type OperationRow,
+} from '../../db/repositories/operations.js';
+import { recordOperationState } from '../state-changes.js';
+import { announceQueued } from '../wake.js';
+import { inWriteTransaction } from '../write-transaction.js';
+
+export type RequestContext = Pick<CapabilityContext, 'db' | 'reach' | 'actor' | 'idempotencyKey'>;
+
+export type PlannedOperation = Pick<NewOperation, 'kind' | 'serviceId' | 'serverId' | 'parameters'>;
+
+/** Checks and prepares inside the transaction; throws an AppError to refuse. */
+export type Plan = (trx: Kysely<Database>, context: { operationId: string; at: string }) => Promise<PlannedOperation>;
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export async function enqueue(context: RequestContext, capability: string, input: object, plan: Plan): Promise<OperationRow> {
+  const key = context.idempotencyKey;
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+    throw new AppError('validation_failed', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.', {
+      errors: [{ field: 'Idempotency-Key', message: 'Use 1 to 255 visible ASCII characters, such as a UUID.' }],
+    });
+  }
+  const fingerprint = key === undefined ? null : fingerprintOf(capability, input);
+  const { operation, queued } = await inWriteTransaction(context.db.kysely, async (trx) => {
+    if (key !== undefined) {
+      const earlier = await findOperationByIdempotencyKey(trx, context.actor.tokenId, key);
+      if (earlier && earlier.request_fingerprint === fingerprint) return { operation: earlier, queued: false };
+      if (earlier) {
+        throw new AppError('conflict',
+          'This Idempotency-Key was already used for a different request. Reuse a key only to retry the very same ' +
+            'request; send a new key for a new request.');
+      }
+    }
+    const at = nowIso();
+    const operationId = newId('op');
+    const planned = await plan(trx, { operationId, at });
+    const row = await insertOperation(trx, {
+      ...planned, teamId: context.reach.teamId, tokenId: context.actor.tokenId, channel: context.actor.channel,
+      idempotencyKey: key ?? null, fingerprint,
+    }, operationId, at);
+    await recordOperationState(trx, row, 'queued', null, at);
+    return { operation: row, queued: true };
+  });
+  if (queued) announceQueued();
+  return operation;
+}
+
+/** The same capability with the same input gives the same fingerprint, whatever the key order. */
+export function fingerprintOf(capability: string, input: object): string {
+  return createHash('sha256').update(JSON.stringify([capability, canonical(input)])).digest('hex');
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])]));
+  }
+  return value;
+}
+
+export function operationInFlight(what: string, busy: { id: string; kind: string; state: string }): AppError {
+  return new AppError('conflict',
+    `${what} already has an operation in progress: ${busy.id} (${busy.kind}, ${busy.state}). ` +
+      'Wait for it to finish (GET /api/operations/' + busy.id + '), then try again.',
+    { operationId: busy.id });
+}

@@ -1,0 +1,89 @@
+// Every state change of an operation, a service or a server goes through here, inside the
+// caller's transaction: the row, the transition record (operations) and the outbox event are
+// written together or not at all.
+import type { Kysely } from 'kysely';
+import type { Database, ServiceState } from '../db/tables.js';
+import { newId } from '../db/ids.js';
+import { insertEvent } from '../db/repositories/events.js';
+import { insertTransition, type OperationKind, type OperationRow } from '../db/repositories/operations.js';
+import { serviceEventType, type EngineEventType } from './event-types.js';
+
+type OperationState = OperationRow['state'];
+
+/** Records that `operation` reached `state`, with who asked for it (its requester). */
+export async function recordOperationState(
+  trx: Kysely<Database>, operation: OperationRow, state: OperationState, reason: string | null, at: string,
+): Promise<void> {
+  await insertTransition(trx, {
+    id: newId('opt'), operationId: operation.id, state, reason, at,
+    tokenId: operation.requested_by_token_id, channel: operation.requested_channel,
+  });
+  await insertEvent(trx, {
+    teamId: operation.team_id, type: `operation.${state}` satisfies EngineEventType, at,
+    data: {
+      id: operation.id, kind: operation.kind, state, reason, service_id: operation.service_id, server_id: operation.server_id,
+      requested_channel: operation.requested_channel, created_at: operation.created_at,
+    },
+  });
+}
+
+export interface ServiceChange {
+  state: ServiceState;
+  reason?: string | null;
+  pid?: number | null;
+  port?: number | null;
+  revision?: number;
+  deleted?: boolean;
+}
+
+/** Applies `change` to a service and writes its event; `cause` names what made it happen. */
+export async function changeServiceState(
+  trx: Kysely<Database>, serviceId: string, change: ServiceChange,
+  cause: { kind: OperationKind | 'reconcile'; operationId: string | null }, at: string,
+): Promise<void> {
+  await trx.updateTable('erp_services').set({
+    state: change.state, updated_at: at,
+    ...(change.reason !== undefined ? { state_reason: change.reason } : {}),
+    ...(change.pid !== undefined ? { pid: change.pid } : {}),
+    ...(change.port !== undefined ? { port: change.port } : {}),
+    ...(change.revision !== undefined ? { revision: change.revision } : {}),
+    ...(change.deleted ? { deleted_at: at } : {}),
+  }).where('id', '=', serviceId).execute();
+  await writeServiceEvent(trx, serviceId, serviceEventType(change.state, cause.kind, change.deleted), cause.operationId, at);
+}
+
+export async function writeServiceEvent(
+  trx: Kysely<Database>, serviceId: string, type: EngineEventType, operationId: string | null, at: string,
+): Promise<void> {
+  const service = await trx.selectFrom('erp_services')
+    .select(['id', 'team_id', 'name', 'server_id', 'parent_id', 'state', 'revision', 'port', 'state_reason'])
+    .where('id', '=', serviceId).executeTakeFirstOrThrow();
+  // Subscribers tell a deleted copy from a deleted service by its event (the webhook catalog's copy.deleted).
+  const eventType: EngineEventType = type === 'service.deleted' && service.parent_id !== null ? 'copy.deleted' : type;
+  await insertEvent(trx, {
+    teamId: service.team_id, type: eventType, at,
+    data: {
+      service: {
+        id: service.id, name: service.name, server_id: service.server_id, parent_id: service.parent_id,
+        state: service.state, revision: service.revision,
+        url: service.port !== null && service.state === 'running' ? `http://127.0.0.1:${service.port}/` : null,
+      },
+      reason: service.state_reason, operation_id: operationId,
+    },
+  });
+}
+
+export async function changeServerState(
+  trx: Kysely<Database>, serverId: string, change: { state: 'provisioning' | 'ready' | 'failed'; rootDir?: string },
+  operationId: string | null, at: string, type: EngineEventType,
+): Promise<void> {
+  await trx.updateTable('servers')
+    .set({ state: change.state, ...(change.rootDir !== undefined ? { root_dir: change.rootDir } : {}) })
+    .where('id', '=', serverId).execute();
+  const server = await trx.selectFrom('servers').select(['id', 'team_id', 'name', 'state', 'capacity'])
+    .where('id', '=', serverId).executeTakeFirstOrThrow();
+  await insertEvent(trx, {
+    teamId: server.team_id, type, at,
+    data: { server: { id: server.id, name: server.name, state: server.state, capacity: server.capacity }, operation_id: operationId },
+  });
+}

@@ -1,0 +1,126 @@
+// The operations worker: takes queued operations (and running ones whose worker died) with a
+// lease, runs up to `concurrency` at once, renews each lease while it runs, and on close stops
+// taking work and waits for what it is running. Woken at once by operations queued in this
+// process; polls for the rest (other processes, expired leases).
+import type { Db } from '../db/connect.js';
+import { listClaimCandidates, renewLease, takeLease, type OperationRow } from '../db/repositories/operations.js';
+import { isLeaseOwnerGone, LOCAL_OWNER_PREFIX, newLeaseOwner, retireLeaseOwner } from './lease-owner.js';
+import { recordOperationState } from './state-changes.js';
+import { onQueued } from './wake.js';
+import { inWriteTransaction } from './write-transaction.js';
+
+export interface WorkerOptions {
+  leaseMs: number;
+  pollMs: number;
+  concurrency: number;
+  onError(error: unknown, context: string): void;
+}
+
+export type Performer = (operation: OperationRow, owner: string, attempt: number) => Promise<void>;
+
+interface Claim {
+  operation: OperationRow;
+  attempt: number;
+}
+
+export class OperationWorker {
+  readonly owner = newLeaseOwner();
+  private readonly active = new Map<string, Promise<void>>();
+  private pumping: Promise<void> | undefined;
+  private pumpAgain = false;
+  private closed = false;
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(private readonly db: Db, private readonly perform: Performer, private readonly options: WorkerOptions) {}
+
+  start(): void {
+    this.unsubscribe = onQueued(() => void this.pump());
+    this.timer = setInterval(() => void this.pump(), this.options.pollMs);
+    this.timer.unref();
+    void this.pump();
+  }
+
+  /** Stops taking operations and waits for the running ones; their leases end with them. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.unsubscribe?.();
+    if (this.timer) clearInterval(this.timer);
+    await this.pumping;
+    await Promise.allSettled([...this.active.values()]);
+    retireLeaseOwner(this.owner);
+  }
+
+  get busy(): number {
+    return this.active.size;
+  }
+
+  private pump(): Promise<void> {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return this.pumping;
+    }
+    this.pumping = (async () => {
+      do {
+        this.pumpAgain = false;
+        await this.fill().catch((error: unknown) => this.options.onError(error, 'taking operations'));
+      } while (this.pumpAgain && !this.closed);
+    })().finally(() => {
+      this.pumping = undefined;
+    });
+    return this.pumping;
+  }
+
+  private async fill(): Promise<void> {
+    while (!this.closed && this.active.size < this.options.concurrency) {
+      const claim = await this.claimNext();
+      if (!claim) return;
+      const id = claim.operation.id;
+      this.active.set(id, this.run(claim).finally(() => {
+        this.active.delete(id);
+        if (!this.closed) void this.pump();
+      }));
+    }
+  }
+
+  private claimNext(): Promise<Claim | undefined> {
+    return inWriteTransaction(this.db.kysely, async (trx) => {
+      const now = Date.now();
+      const at = new Date(now).toISOString();
+      const candidates = await listClaimCandidates(trx, this.owner, { now: at, localOwnerPrefix: LOCAL_OWNER_PREFIX, limit: 20 });
+      for (const seen of candidates) {
+        if (this.active.has(seen.id)) continue;
+        const resumed = seen.state === 'running';
+        const leaseOver = !seen.lease_expires_at || Date.parse(seen.lease_expires_at) <= now || isLeaseOwnerGone(seen.lease_owner);
+        if (resumed && !leaseOver) continue;
+        if (!(await takeLease(trx, seen, this.owner, new Date(now + this.options.leaseMs).toISOString(), at))) continue;
+        const operation: OperationRow = { ...seen, state: 'running', lease_owner: this.owner, started_at: seen.started_at ?? at };
+        const reason = resumed ? `Resumed: the worker running it (${seen.lease_owner ?? 'unknown'}) stopped before it finished.` : null;
+        await recordOperationState(trx, operation, 'running', reason, at);
+        const attempts = await trx.selectFrom('operation_transitions').select((eb) => eb.fn.countAll<number>().as('count'))
+          .where('operation_id', '=', seen.id).where('state', '=', 'running').executeTakeFirstOrThrow();
+        return { operation, attempt: Number(attempts.count) };
+      }
+      return undefined;
+    });
+  }
+
+  private async run(claim: Claim): Promise<void> {
+    const { operation } = claim;
+    const renewal = setInterval(() => {
+      renewLease(this.db.kysely, operation.id, this.owner, new Date(Date.now() + this.options.leaseMs).toISOString())
+        .then((held) => {
+          if (!held) this.options.onError(new Error('lease lost'), `operation ${operation.id}`);
+        })
+        .catch((error: unknown) => this.options.onError(error, `renewing the lease of ${operation.id}`));
+    }, Math.max(100, Math.floor(this.options.leaseMs / 3)));
+    renewal.unref();
+    try {
+      await this.perform(operation, this.owner, claim.attempt);
+    } catch (error) {
+      this.options.onError(error, `operation ${operation.id}`);
+    } finally {
+      clearInterval(renewal);
+    }
+  }
+}

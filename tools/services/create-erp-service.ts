@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { defineCapability } from '../../src/core/capability.js';
+import { requestServiceCreation } from '../../src/engine/requests/creations.js';
+import { OperationView, ServerId } from '../schemas.js';
+import { operationView } from '../views.js';
+
+export default defineCapability({
+  name: 'create_erp_service',
+  title: 'Create an ERP service',
+  description:
+    'Creates an ERP service on one of the team\'s servers, with its own database (seeded, with an `admin` login). ' +
+    'Answers at once with the operation, whose service_id is the new service; when the operation has succeeded ' +
+    'the service exists, stopped: start it with start_erp_service. Its outgoing mail is none. Refused (409) when ' +
+    'the server is full or not ready. Send an Idempotency-Key so that a retry cannot create it twice.',
+  permission: 'services:write',
+  target: { kind: 'server', from: 'server_id' },
+  creates: 'service',
+  input: z.strictObject({
+    server_id: ServerId,
+    name: z.string().trim().min(1).max(100).describe('A name people recognise, such as "Production ERP".'),
+  }),
+  output: OperationView,
+  http: { method: 'POST', path: '/api/service-erp', status: 202 },
+  hints: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  errors: ['validation_failed', 'not_found', 'conflict', 'restricted_token_cannot_create'],
+  run: async (input, context) => operationView(await requestServiceCreation(context, 'create_erp_service', input)),
+});

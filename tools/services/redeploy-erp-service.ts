@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { defineCapability } from '../../src/core/capability.js';
+import { requestServiceAction } from '../../src/engine/requests/service-actions.js';
+import { OperationView, ServiceId } from '../schemas.js';
+import { operationView } from '../views.js';
+
+export default defineCapability({
+  name: 'redeploy_erp_service',
+  title: 'Redeploy an ERP service',
+  description:
+    'Deploys the next revision of an ERP service or copy and runs it: the service restarts on the new revision ' +
+    '(a stopped service is started). Its data is kept. Answers at once with the operation; poll ' +
+    'GET /api/operations/{id}. Refused with 409 while another operation on the service is in progress.',
+  permission: 'services:operate',
+  target: { kind: 'service', from: 'service_id' },
+  input: z.strictObject({ service_id: ServiceId }),
+  output: OperationView,
+  http: { method: 'POST', path: '/api/service-erp/{service_id}/redeploy', status: 202 },
+  hints: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  errors: ['validation_failed', 'not_found', 'conflict'],
+  run: async (input, context) => operationView(await requestServiceAction(context, 'redeploy_erp_service', input, 'redeploy')),
+});
