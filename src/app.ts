@@ -5,6 +5,10 @@ import type { CoreDeps } from './core/invoke.js';
 import { openDatabase, type Db } from './db/connect.js';
 import { createEngine, type Engine, type EngineConfig } from './engine/engine.js';
 import { rateLimitFromEnv, type RateLimitConfig } from './http/rate-limit.js';
+import { MailCatcher } from './mail/mail-catcher.js';
+import { mailConfigFromEnv, type MailConfig } from './mail/mail-config.js';
+import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config.js';
+import { WebhookWorker } from './webhooks/delivery-worker.js';
 
 export interface AppConfig {
   dataDir: string;
@@ -13,6 +17,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   /** Engine tuning (lease, poll, concurrency, timeouts); defaults in src/engine/engine.ts. */
   engine?: Partial<EngineConfig>;
+  mail: MailConfig;
+  webhooks: WebhookConfig;
 }
 
 export interface App extends CoreDeps {
@@ -20,26 +26,38 @@ export interface App extends CoreDeps {
   config: AppConfig;
   /** Runs ERP services. Not started by createApp: `serve` (or a test that wants it) calls start(). */
   engine: Engine;
+  /** The SMTP listener that keeps copies' mail. Not started by createApp: `serve` starts it. */
+  mailCatcher: MailCatcher;
+  /** Delivers webhook events. Not started by createApp: `serve` starts it. */
+  webhooks: WebhookWorker;
   close(): Promise<void>;
 }
 
 export function defaultConfig(dataDir: string): AppConfig {
-  return { dataDir, rateLimit: rateLimitFromEnv(), bodyLimitBytes: 64 * 1024 };
+  return {
+    dataDir, rateLimit: rateLimitFromEnv(), bodyLimitBytes: 64 * 1024, mail: mailConfigFromEnv(), webhooks: webhookConfigFromEnv(),
+  };
 }
 
 export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInternalError']): App {
   const db = openDatabase(config.dataDir);
   const audit = new AuditLog(db.kysely, { onError: (error) => console.error('audit flush failed', error) });
   const engine = createEngine(db, config.engine);
+  const mailCatcher = new MailCatcher(db.kysely, config.dataDir, config.mail);
+  const webhooks = new WebhookWorker(db.kysely, config.webhooks);
   return {
     db,
     audit,
     config,
     onInternalError,
     engine,
+    mailCatcher,
+    webhooks,
     async close() {
       // Detaches running services (src/engine/README.md): they keep running and are adopted next start.
       await engine.close();
+      await webhooks.stop();
+      await mailCatcher.stop();
       await audit.close();
       await db.close();
     },

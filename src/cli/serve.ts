@@ -15,8 +15,13 @@ export async function runServe(args: string[]): Promise<void> {
   const app = createApp(defaultConfig(dataDirOf(values)), (error, capability) =>
     console.error(JSON.stringify({ level: 'error', msg: 'internal error', capability, reason: error.internalReason })));
   const demo = values.demo ? await seedDemoIfEmpty(app.db.kysely) : undefined;
+  // The mail catcher first: copies started by the engine send their mail to it.
+  const smtpPort = await app.mailCatcher.start().catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(`serve: the mail catcher cannot listen on ${app.config.mail.host}:${app.config.mail.port} (${error.code ?? error.message}); set TEAMINFRA_SMTP_PORT to a free port (0 picks one).`);
+  });
   // Before listening: the first request already sees services reconciled with what really runs.
   await app.engine.start();
+  app.webhooks.start();
   // /mcp answers to loopback names, the address it listens on, and the names the operator lists.
   const allowedHosts = [host, ...(process.env.TEAMINFRA_ALLOWED_HOSTS?.split(',').map((name) => name.trim()).filter(Boolean) ?? [])];
   const server = await buildHttpServer(app, catalog, { logger: { level: process.env.LOG_LEVEL ?? 'info' }, allowedHosts });
@@ -28,6 +33,7 @@ export async function runServe(args: string[]): Promise<void> {
     `  REST API:      ${address}/api/service-erp`,
     `  API docs:      ${address}/docs  (OpenAPI: ${address}/docs/api.json)`,
     `  Panel:         ${address}/panel`,
+    `  Mail catcher:  smtp://${app.config.mail.host}:${smtpPort} (copies only)`,
   ];
   if (demo) {
     lines.push(

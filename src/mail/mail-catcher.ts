@@ -51,6 +51,7 @@ export class MailCatcher {
   }
 
   stop(): Promise<void> {
+    if (!this.server.server.listening) return Promise.resolve();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 

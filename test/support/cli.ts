@@ -49,7 +49,8 @@ export function startServe(dataDir: string, extraArgs: string[] = [], env: NodeJ
   assertBuilt();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dataDir, '--port', '0', ...extraArgs], {
-      env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+      // A free port for the mail catcher too: several servers may run at once in tests.
+      env: { ...process.env, LOG_LEVEL: 'warn', TEAMINFRA_SMTP_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
