@@ -14,6 +14,7 @@ import { packageRoot } from '../package-root.js';
 import type { ToolCatalog } from './tool-definitions.js';
 import { errorResult, protocolErrorOf, successResult } from './tool-results.js';
 import { unknownToolRefusal } from './unknown-tool.js';
+import { awaitOperation, isQueuedOperation, waitOptionsFromEnv } from './await-operation.js';
 
 const VERSION = (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -50,11 +51,20 @@ export function createMcpServer(tools: ToolCatalog, deps: CoreDeps, bearer: stri
     return { tools: tools.definitions.filter((definition) => mayAttempt(principal, definition.capability)).map((d) => d.tool) };
   });
 
-  server.setRequestHandler(LooseCallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  server.setRequestHandler(LooseCallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const definition = tools.find(request.params.name);
     if (!definition) return refuseUnknownTool(request.params.name, credentials, deps);
     try {
-      return successResult(await invoke(definition.capability, request.params.arguments ?? {}, credentials, deps));
+      const output = await invoke(definition.capability, request.params.arguments ?? {}, credentials, deps);
+      if (definition.capability.http.status !== 202 || !isQueuedOperation(output)) return successResult(output);
+      const progressToken = (request.params as { _meta?: { progressToken?: string | number } })._meta?.progressToken;
+      return successResult(await awaitOperation(deps.db, output, {
+        ...waitOptionsFromEnv(),
+        onChange: progressToken === undefined ? undefined : (state, step) => extra.sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken, progress: step, message: `Operation ${output.id} is ${state}.` },
+        }),
+      }));
     } catch (thrown) {
       return errorResult(toAppError(thrown));
     }

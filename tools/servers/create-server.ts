@@ -9,7 +9,7 @@ export default defineCapability({
   title: 'Create a server',
   description:
     'Creates a server for the team: a host for ERP services, with a capacity (how many services it can host). ' +
-    'Answers at once with the operation, whose server_id is the new server; when the operation has succeeded the ' +
+    'Returns the operation (at once over REST; over MCP the tool waits for it to end), whose server_id is the new server; when the operation has succeeded the ' +
     'server is ready for create_erp_service. Send an Idempotency-Key so that a retry cannot create it twice.',
   permission: 'servers:write',
   target: { kind: 'team' },

@@ -9,7 +9,8 @@ export default defineCapability({
   title: 'Create an ERP service',
   description:
     'Creates an ERP service on one of the team\'s servers, with its own database (seeded, with an `admin` login). ' +
-    'Answers at once with the operation, whose service_id is the new service; when the operation has succeeded ' +
+    'Returns the operation (at once over REST; over MCP the tool waits for it to end), whose service_id is the ' +
+    'new service; when the operation has succeeded ' +
     'the service exists, stopped: start it with start_erp_service. Its outgoing mail is none. Refused (409) when ' +
     'the server is full or not ready. Send an Idempotency-Key so that a retry cannot create it twice.',
   permission: 'services:write',
