@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/password.js';
 import { upsertMember } from '../../src/db/repositories/teams.js';
 import { launchHeadless } from '../support/browser.js';
+import { connectHttp } from '../mcp/clients.js';
 import { getJson, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 
 const PASSWORD = 'panel-test-password';
@@ -61,6 +62,12 @@ describe('Developer > API Tokens in headless Chromium', () => {
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((service: { id: string }) => service.id)).toEqual([team.serviceIds[0]]);
 
+    // Accepted by both: the MCP server lists the same one service.
+    const mcp = await connectHttp(server.baseUrl, value);
+    const viaMcp = await mcp.client.callTool({ name: 'list_erp_services', arguments: {} });
+    await mcp.close();
+    expect((viaMcp.structuredContent as { data: { id: string }[] }).data.map((service) => service.id)).toEqual([team.serviceIds[0]]);
+
     // Shown once: the list page never carries the value again.
     await page.goto(`${server.baseUrl}/panel/developer/api-tokens`);
     expect(await page.content()).not.toContain(value);
@@ -68,15 +75,21 @@ describe('Developer > API Tokens in headless Chromium', () => {
     expect(await row.textContent()).toContain('Read ERP services (and their copies)');
     expect(await row.textContent()).toContain('Only ERP services: ERP A');
 
-    const denied = await getJson(server.baseUrl, `/api/servers`, value);
-    expect(denied.body.detail).toBe('This API token does not have the servers:read scope.');
+    const start = () => fetch(`${server.baseUrl}/api/service-erp/${team.serviceIds[0]}/start`, {
+      method: 'POST', headers: { Authorization: `Bearer ${value}`, Accept: 'application/json' },
+    });
+    const denied = await start();
+    expect(denied.status).toBe(403);
+    expect((await denied.json()).detail).toBe('This API token does not have the services:operate scope.');
 
     await row.locator('text=Edit access').click();
-    await page.check('input[name=permissions][value="servers:read"]');
+    await page.check('input[name=permissions][value="services:operate"]');
     await page.click('button:has-text("Save access")');
     await page.waitForURL(`${server.baseUrl}/panel/developer/api-tokens`);
     // Same value, wider access, on the very next request.
-    expect((await getJson(server.baseUrl, '/api/servers', value)).status).toBe(200);
+    const started = await start();
+    expect(started.status).toBe(202);
+    expect(await started.json()).toMatchObject({ kind: 'start', service_id: team.serviceIds[0] });
 
     await page.locator('tr', { hasText: 'Status dashboard' }).locator('text=Revoke').click();
     expect(await page.locator('main').textContent()).toContain('stops working at once');

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/password.js';
 import { upsertMember } from '../../src/db/repositories/teams.js';
 import { launchHeadless } from '../support/browser.js';
+import { connectHttp } from '../mcp/clients.js';
 import { getJson, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 
 const PASSWORD = 'members-test-password';
@@ -63,6 +64,10 @@ describe('Members and token replacement in headless Chromium', () => {
     expect(await owner.locator('tr[data-email="leaver@example.com"]').count()).toBe(0);
 
     expect(await serviceIdsListedBy(value)).toEqual([team.serviceIds[1]]);
+    const mcp = await connectHttp(server.baseUrl, value);
+    const viaMcp = await mcp.client.callTool({ name: 'list_erp_services', arguments: {} });
+    await mcp.close();
+    expect((viaMcp.structuredContent as { data: { id: string }[] }).data.map((service) => service.id)).toEqual([team.serviceIds[1]]);
     await owner.goto(`${server.baseUrl}/panel/developer/api-tokens`);
     expect(await owner.locator('tr', { hasText: 'Made by the leaver' }).textContent()).toContain('leaver@example.com (removed from the team)');
 
