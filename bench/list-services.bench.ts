@@ -12,22 +12,12 @@ import { join } from 'node:path';
 import { startChildServer, type ChildServer } from './support/child-server.js';
 import { pool, sample, type LoadFigures, type Sample, type Target } from './support/load.js';
 import { seedListServices } from './support/seed.js';
+import { loadSettings } from './support/settings.js';
 
 const PATH = '/api/service-erp?limit=50';
 const TARGET = 0.7;
 
-function settings() {
-  const number = (name: string, fallback: number) => {
-    const value = Number(process.env[name]);
-    return Number.isFinite(value) && value > 0 ? value : fallback;
-  };
-  return {
-    rounds: Math.round(number('BENCH_ROUNDS', 3)),
-    seconds: number('BENCH_SECONDS', 3),
-    warmupSeconds: number('BENCH_WARMUP_SECONDS', 2),
-    connections: Math.round(number('BENCH_CONNECTIONS', 10)),
-  };
-}
+
 
 /** Headers worth replaying byte for byte; the rest are per-connection or recomputed. */
 const NOT_REPLAYED = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
@@ -45,7 +35,7 @@ const fixed = (value: number | undefined, digits = 2) => (value !== undefined &&
 interface Contender { key: 'ours' | 'oursLogged' | 'a' | 'b'; label: string; server: ChildServer; samples: Sample[] }
 
 export default async function listServicesBench() {
-  const config = settings();
+  const config = loadSettings();
   const dataDir = mkdtempSync(join(tmpdir(), 'teaminfra-bench-'));
   const contenders: Contender[] = [];
   try {

@@ -12,6 +12,7 @@ import autocannon, { type Options } from 'autocannon';
 import { startChildServer, type ChildServer } from './support/child-server.js';
 import { pool, type LoadFigures, type Sample } from './support/load.js';
 import { seedListServices } from './support/seed.js';
+import { envNumber, loadSettings } from './support/settings.js';
 
 const REST_PATH = '/api/service-erp?limit=50';
 const MCP_CALL = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_erp_services', arguments: { limit: 50 } } };
@@ -20,17 +21,7 @@ const STDIO_TARGET_MS = 400;
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
 function settings() {
-  const number = (name: string, fallback: number) => {
-    const value = Number(process.env[name]);
-    return Number.isFinite(value) && value > 0 ? value : fallback;
-  };
-  return {
-    rounds: Math.round(number('BENCH_ROUNDS', 3)),
-    seconds: number('BENCH_SECONDS', 3),
-    warmupSeconds: number('BENCH_WARMUP_SECONDS', 2),
-    connections: Math.round(number('BENCH_CONNECTIONS', 10)),
-    stdioRuns: Math.round(number('BENCH_STDIO_RUNS', 10)),
-  };
+  return { ...loadSettings(), stdioRuns: Math.round(envNumber('BENCH_STDIO_RUNS', 10)) };
 }
 
 interface Side { key: 'rest' | 'mcp'; label: string; request: { url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }; samples: Sample[] }

@@ -129,7 +129,7 @@ describe('authorization matrix over REST', () => {
             body,
           });
           const isJson = /json/.test(response.headers.get('content-type') ?? '');
-          const json = isJson ? await response.json() : await response.text();
+          const json = (isJson ? await response.json() : await response.text()) as { code?: string; detail?: string };
           if (expected.outcome === 'ok') {
             expect(response.status, JSON.stringify(json)).toBe(capability.http.status);
           } else {

@@ -48,7 +48,7 @@ describe('REST errors', () => {
     const response = await fetch(`${server.baseUrl}/api/nothing-here`);
     expect(response.status).toBe(404);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect((await response.json()).code).toBe('not_found');
+    expect(((await response.json()) as { code: string }).code).toBe('not_found');
   });
 
   it('limits each token separately, with RateLimit headers and 429 with Retry-After', async () => {

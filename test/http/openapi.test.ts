@@ -14,7 +14,7 @@ describe('GET /docs/api.json', () => {
     server = await startTestServer();
     const response = await fetch(`${server.baseUrl}/docs/api.json`);
     expect(response.status).toBe(200);
-    document = await response.json();
+    document = (await response.json()) as Record<string, any>;
   });
   afterAll(async () => { await server.close(); });
 

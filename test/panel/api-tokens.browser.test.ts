@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/password.js';
 import { upsertMember } from '../../src/db/repositories/teams.js';
-import { launchHeadless } from '../support/browser.js';
+import { launchHeadless, signInToPanel } from '../support/browser.js';
 import { connectHttp } from '../mcp/clients.js';
 import { getJson, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 
@@ -27,17 +27,7 @@ describe('Developer > API Tokens in headless Chromium', () => {
     await server?.close();
   });
 
-  async function signIn(email: string): Promise<Page> {
-    const context = await browser.newContext();
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
-    const page = await context.newPage();
-    await page.goto(`${server.baseUrl}/panel/sign-in`);
-    await page.fill('input[name=email]', email);
-    await page.fill('input[name=password]', PASSWORD);
-    await page.click('button[type=submit]');
-    await page.waitForURL(`${server.baseUrl}/panel`);
-    return page;
-  }
+  const signIn = (email: string, password = PASSWORD): Promise<Page> => signInToPanel(browser, server.baseUrl, email, password);
 
   it('creates a token limited to one ERP service with Read ERP services, widens it, then revokes it', async () => {
     const page = await signIn('owner@example.com');

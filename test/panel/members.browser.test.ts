@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/password.js';
 import { upsertMember } from '../../src/db/repositories/teams.js';
-import { launchHeadless } from '../support/browser.js';
+import { launchHeadless, signInToPanel } from '../support/browser.js';
 import { connectHttp } from '../mcp/clients.js';
 import { getJson, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 
@@ -28,15 +28,7 @@ describe('Members and token replacement in headless Chromium', () => {
     await server?.close();
   });
 
-  async function signIn(email: string, password = PASSWORD): Promise<Page> {
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(`${server.baseUrl}/panel/sign-in`);
-    await page.fill('input[name=email]', email);
-    await page.fill('input[name=password]', password);
-    await page.click('button[type=submit]');
-    await page.waitForURL(`${server.baseUrl}/panel`);
-    return page;
-  }
+  const signIn = (email: string, password = PASSWORD): Promise<Page> => signInToPanel(browser, server.baseUrl, email, password);
 
   async function createTokenOnPage(page: Page, name: string): Promise<string> {
     await page.goto(`${server.baseUrl}/panel/developer/api-tokens/new`);

@@ -1,6 +1,6 @@
 // Headless Chromium (Debian's package, driven by playwright-core) for the panel's tests.
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -16,4 +16,17 @@ export async function launchHeadless(): Promise<Browser> {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync'],
   });
+}
+
+/** Signs in to the panel in a fresh browser context and waits for the overview. */
+export async function signInToPanel(browser: Browser, baseUrl: string, email: string, password: string): Promise<Page> {
+  const context = await browser.newContext();
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+  const page = await context.newPage();
+  await page.goto(`${baseUrl}/panel/sign-in`);
+  await page.fill('input[name=email]', email);
+  await page.fill('input[name=password]', password);
+  await page.click('button[type=submit]');
+  await page.waitForURL(`${baseUrl}/panel`);
+  return page;
 }

@@ -72,7 +72,7 @@ export function requestFor(capability: Capability, input: Record<string, unknown
     return encodeURIComponent(value);
   });
   if (capability.http.method === 'GET' || capability.http.method === 'DELETE') {
-    const query = new URLSearchParams(Object.entries(rest).map(([key, value]) => [key, String(value)])).toString();
+    const query = new URLSearchParams(Object.entries(rest).map(([key, value]): [string, string] => [key, String(value)])).toString();
     return { path: query ? `${path}?${query}` : path };
   }
   return { path, body: JSON.stringify(rest) };
