@@ -6,6 +6,7 @@ import { AppError } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/tables.js';
 import { findTokenWithTeamByHash } from '../db/repositories/tokens.js';
+import { isOAuthAccessTokenShape } from '../oauth/access-token-shape.js';
 import { isExpired } from './expiry.js';
 import { expandPermissions, parseStoredPermissions } from './permissions.js';
 import { hashTokenValue, isWellFormedToken } from './token-format.js';
@@ -27,7 +28,9 @@ export function bearerFrom(header: string | undefined): string | undefined {
 
 export async function authenticate(db: Kysely<Database>, bearer: string | undefined, now = new Date()): Promise<Principal> {
   if (bearer === undefined) throw invalidToken('missing');
-  if (!isWellFormedToken(bearer)) throw invalidToken('malformed');
+  // Two shapes: our `tinf_` values, and the access tokens of OAuth sign-ins (src/oauth), which are
+  // team tokens too, stored the same way. Anything else is refused without a lookup.
+  if (!isWellFormedToken(bearer) && !isOAuthAccessTokenShape(bearer)) throw invalidToken('malformed');
   const row = await findTokenWithTeamByHash(db, hashTokenValue(bearer));
   if (!row) throw invalidToken('unknown');
   if (row.revoked_at !== null) throw invalidToken('revoked', row.id, row.team_id);

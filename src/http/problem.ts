@@ -28,12 +28,17 @@ export function problemOf(error: AppError): ProblemDocument {
   return problem;
 }
 
-export function sendProblem(reply: FastifyReply, error: AppError, hadBearer = true): FastifyReply {
+/**
+ * `resourceMetadata`: where the protected resource metadata of the endpoint is (RFC 9728), named
+ * in the 401 challenge so that a client can find the authorization server and sign in.
+ */
+export function sendProblem(reply: FastifyReply, error: AppError, hadBearer = true, resourceMetadata?: string): FastifyReply {
   if (error.code === 'invalid_token') {
     // RFC 6750: no error code when the request carried no token at all.
-    reply.header('WWW-Authenticate', hadBearer
-      ? `Bearer realm="teaminfra", error="invalid_token", error_description="${error.detail.replace(/"/g, "'")}"`
-      : 'Bearer realm="teaminfra"');
+    const challenge = ['Bearer realm="teaminfra"'];
+    if (hadBearer) challenge.push('error="invalid_token"', `error_description="${error.detail.replace(/"/g, "'")}"`);
+    if (resourceMetadata) challenge.push(`resource_metadata="${resourceMetadata}"`);
+    reply.header('WWW-Authenticate', challenge.join(', '));
   }
   if (error.extras.retryAfterSeconds !== undefined) reply.header('Retry-After', String(error.extras.retryAfterSeconds));
   return reply.code(error.status).type('application/problem+json').send(JSON.stringify(problemOf(error)));

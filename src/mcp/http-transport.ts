@@ -1,7 +1,8 @@
 // Streamable HTTP at /mcp on the Fastify server. Stateless: each POST gets a fresh low-level
 // Server (cheap: the tools were built once at start), so any node can answer any request and
 // nothing is kept between requests. Order per request: Host/Origin (403), rate limit (429),
-// bearer through admit() (401/403), body (413/415), framing (406/400), session binding (404),
+// bearer through admit() (401/403), the token's audience if a sign-in issued it (401), body
+// (413/415), framing (406/400), session binding (404),
 // then the server, answering in JSON, or over SSE (the SDK's transport) when progress is asked.
 // See README.md in this folder for why stateless, and why two transports.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -13,6 +14,8 @@ import type { Capability } from '../core/capability.js';
 import { AppError, toAppError } from '../core/errors.js';
 import { admit } from '../core/invoke.js';
 import { sendProblem } from '../http/problem.js';
+import { audienceRefusal } from '../oauth/audience.js';
+import { mcpResourceOf, protectedResourceMetadataUrlOf, publicBaseOf } from '../oauth/public-base.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { hostPolicyOf, hostRefusal, type HostPolicy } from './allowed-hosts.js';
 import { createMcpServer } from './mcp-server.js';
@@ -60,6 +63,8 @@ async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): 
   const refusal = hostRefusal(gate.hosts, request.headers.host, request.headers.origin, request.socket.localAddress);
   if (refusal) return sendProblem(reply, new AppError('host_not_allowed', refusal));
   const bearer = bearerFrom(request.headers.authorization);
+  // The Host was checked above, so it names this server; the 401 tells a client where to sign in.
+  const base = publicBaseOf(request, gate.app.publicUrl);
   try {
     const decision = gate.limiter.take(bearer ? hashTokenValue(bearer) : `ip:${request.ip}`);
     reply.header('RateLimit-Policy', decision.policyHeader).header('RateLimit', decision.limitHeader);
@@ -68,10 +73,18 @@ async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): 
         retryAfterSeconds: decision.resetSeconds,
       });
     }
-    await admit(gate.app, { bearer, channel: 'mcp' }, 'mcp');
+    const principal = await admit(gate.app, { bearer, channel: 'mcp' }, 'mcp');
+    const wrongAudience = await audienceRefusal(gate.app.db.kysely, principal, mcpResourceOf(base));
+    if (wrongAudience) {
+      gate.app.audit.record({
+        team_id: principal.teamId, actor_type: 'token', actor_id: principal.tokenId, channel: 'mcp', action: 'mcp',
+        target_type: null, target_id: null, outcome: 'denied', code: wrongAudience.code, detail: wrongAudience.internalReason ?? null,
+      });
+      throw wrongAudience;
+    }
     return undefined;
   } catch (thrown) {
-    return sendProblem(reply, toAppError(thrown), bearer !== undefined);
+    return sendProblem(reply, toAppError(thrown), bearer !== undefined, protectedResourceMetadataUrlOf(base));
   }
 }
 

@@ -6,8 +6,10 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import type { App } from '../app.js';
+import type { OAuthServer } from '../oauth/oauth-server.js';
 import { packageRoot } from '../package-root.js';
 import { registerApiTokensPage } from './api-tokens-page.js';
+import { registerConsentPage } from './consent-page.js';
 import { html } from './html.js';
 import { page, sendPage } from './layout.js';
 import { registerInvitationPage } from './invitation-page.js';
@@ -19,7 +21,7 @@ import { registerSignIn } from './sign-in.js';
 
 const ASSET_TYPES: Record<string, string> = { 'panel.css': 'text/css; charset=utf-8', 'panel.js': 'text/javascript; charset=utf-8' };
 
-export async function registerPanel(server: FastifyInstance, app: App): Promise<void> {
+export async function registerPanel(server: FastifyInstance, app: App, oauth: OAuthServer): Promise<void> {
   const assets = new Map(Object.keys(ASSET_TYPES).map((name) => [name, readFileSync(join(packageRoot, 'src', 'panel', 'assets', name))]));
   server.get('/', (_request, reply) => reply.redirect('/panel'));
 
@@ -42,5 +44,6 @@ export async function registerPanel(server: FastifyInstance, app: App): Promise<
     registerMembersPage(panel, app);
     registerWebhooksPage(panel, app);
     registerInvitationPage(panel, app);
+    registerConsentPage(panel, app, oauth);
   });
 }

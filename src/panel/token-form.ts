@@ -53,37 +53,60 @@ export function settingsAsForm(settings: AccessSettings): FormBody {
 }
 
 export function tokenFormFields(values: FormBody, choices: Choices): Html {
-  const checked = (on: boolean) => (on ? html` checked` : '');
-  const chosen = (field: string, value: string) => asList(values[field]).includes(value);
-  const groups = [...new Set(PERMISSIONS.map((permission) => permission.group))];
-  const labelOf = (id: string) => PERMISSIONS.find((permission) => permission.id === id)?.label ?? id;
+  return html`${nameField(values)}${expiryField(values)}${acceptedByField(values)}${permissionsField(values)}${restrictionFields(values, choices)}`;
+}
+
+// The pieces of the form, also used by the consent page of an OAuth sign-in (which fixes
+// "Accepted by" itself and so leaves that piece out).
+const checked = (on: boolean) => (on ? html` checked` : '');
+const chosen = (values: FormBody, field: string, value: string) => asList(values[field]).includes(value);
+
+export function nameField(values: FormBody): Html {
   return html`
 <fieldset><legend>Name</legend>
   <label>Name <input name="name" required maxlength="100" value="${values.name ?? ''}"></label>
-</fieldset>
+</fieldset>`;
+}
+
+export function expiryField(values: FormBody): Html {
+  return html`
 <fieldset><legend>Expires on</legend>
   <label>Expires on <input type="date" name="expires_on" value="${values.expires_on ?? ''}"></label>
   <p class="muted">The token works until the end of that day. Empty means the token never expires.</p>
-</fieldset>
+</fieldset>`;
+}
+
+export function acceptedByField(values: FormBody): Html {
+  return html`
 <fieldset><legend>Accepted by</legend>
   ${ACCEPTED_BY.map((choice) => html`<label><input type="radio" name="accepted_by" value="${choice.value}"${checked((values.accepted_by ?? 'both') === choice.value)}> ${choice.label}</label>`)}
-</fieldset>
+</fieldset>`;
+}
+
+export function permissionsField(values: FormBody): Html {
+  const groups = [...new Set(PERMISSIONS.map((permission) => permission.group))];
+  const labelOf = (id: string) => PERMISSIONS.find((permission) => permission.id === id)?.label ?? id;
+  return html`
 <fieldset><legend>Permissions</legend>
   <label><input type="radio" name="access" value="full"${checked(values.access !== 'selected')}> Full access</label>
   <label><input type="radio" name="access" value="selected"${checked(values.access === 'selected')}> Selected permissions:</label>
   ${groups.map((group) => html`<fieldset><legend>${group}</legend>
     ${PERMISSIONS.filter((permission) => permission.group === group).map((permission) => html`
-    <label><input type="checkbox" name="permissions" value="${permission.id}"${checked(chosen('permissions', permission.id))}>
+    <label><input type="checkbox" name="permissions" value="${permission.id}"${checked(chosen(values, 'permissions', permission.id))}>
       ${permission.label} <code class="muted">${permission.id}</code></label>
     ${permission.implies.length > 0 ? html`<div class="implies">Includes: ${permission.implies.map(labelOf).join(', ')}</div>` : ''}`)}
   </fieldset>`)}
-</fieldset>
+</fieldset>`;
+}
+
+export function restrictionFields(values: FormBody, choices: Choices): Html {
+  return html`
 <fieldset><legend>Only specific ERP services</legend>
   <label><input type="checkbox" name="restrict_services" value="on"${checked(Boolean(values.restrict_services))}> Only specific ERP services (the token reaches them and their copies, and cannot create new ERP services)</label>
-  ${choices.services.map((service) => html`<label class="implies"><input type="checkbox" name="services" value="${service.id}"${checked(chosen('services', service.id))}> ${service.name}${service.copies > 0 ? html` <span class="muted">(and ${service.copies} ${service.copies === 1 ? 'copy' : 'copies'})</span>` : ''}</label>`)}
+  ${choices.services.map((service) => html`<label class="implies"><input type="checkbox" name="services" value="${service.id}"${checked(chosen(values, 'services', service.id))}> ${service.name}${service.copies > 0 ? html` <span class="muted">(and ${service.copies} ${service.copies === 1 ? 'copy' : 'copies'})</span>` : ''}</label>`)}
 </fieldset>
 <fieldset><legend>Only specific servers</legend>
   <label><input type="checkbox" name="restrict_servers" value="on"${checked(Boolean(values.restrict_servers))}> Only specific servers (the token cannot create new servers; which ERP services it reaches is set above)</label>
-  ${choices.servers.map((server) => html`<label class="implies"><input type="checkbox" name="servers" value="${server.id}"${checked(chosen('servers', server.id))}> ${server.name}</label>`)}
+  ${choices.servers.map((server) => html`<label class="implies"><input type="checkbox" name="servers" value="${server.id}"${checked(chosen(values, 'servers', server.id))}> ${server.name}</label>`)}
 </fieldset>`;
 }

@@ -1,0 +1,68 @@
+// An assistant's side of the OAuth sign-in, as a real MCP client does it: the SDK's own auth()
+// (protected resource metadata, authorization server metadata, dynamic client registration,
+// PKCE S256, the code exchange), with an in-memory store, and a loopback HTTP server standing in
+// for the assistant's redirect URI.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { Browser, Page } from 'playwright-core';
+
+export class MemoryOAuthClient implements OAuthClientProvider {
+  information: OAuthClientInformationMixed | undefined;
+  savedTokens: OAuthTokens | undefined;
+  authorizationUrl: URL | undefined;
+  private verifier = '';
+
+  constructor(readonly redirectUrl: string, private readonly name: string) {}
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: this.name, redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'], token_endpoint_auth_method: 'none',
+    };
+  }
+
+  clientInformation() { return this.information; }
+  saveClientInformation(information: OAuthClientInformationMixed) { this.information = information; }
+  tokens() { return this.savedTokens; }
+  saveTokens(tokens: OAuthTokens) { this.savedTokens = tokens; }
+  redirectToAuthorization(url: URL) { this.authorizationUrl = url; }
+  saveCodeVerifier(verifier: string) { this.verifier = verifier; }
+  codeVerifier() { return this.verifier; }
+}
+
+export interface Callback {
+  url: string;
+  /** The query the browser brought back on its next visit (code and state, or error). */
+  next(): Promise<URLSearchParams>;
+  close(): Promise<void>;
+}
+
+/** The assistant's redirect URI: answers with a small page and hands the query to the test. */
+export async function startCallbackServer(): Promise<Callback> {
+  const waiting: ((query: URLSearchParams) => void)[] = [];
+  const server: Server = createServer((request, response) => {
+    const query = new URL(request.url ?? '/', 'http://callback').searchParams;
+    response.writeHead(200, { 'Content-Type': 'text/html' }).end('<p>Signed in; you can close this window.</p>');
+    waiting.shift()?.(query);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/callback`,
+    next: () => new Promise((resolve) => waiting.push(resolve)),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A browser context signed in to the panel at `base` (cookies are per host, so per base). */
+export async function signedInPage(browser: Browser, base: string, email: string, password: string): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`${base}/panel/sign-in`);
+  await page.fill('input[name=email]', email);
+  await page.fill('input[name=password]', password);
+  await page.click('button[type=submit]');
+  await page.waitForURL(`${base}/panel`);
+  return page;
+}
