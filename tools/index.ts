@@ -20,6 +20,10 @@ import createServer from './servers/create-server.js';
 import listCaughtEmails from './mailcatcher/list-caught-emails.js';
 import getCaughtEmail from './mailcatcher/get-caught-email.js';
 import downloadCaughtEmail from './mailcatcher/download-caught-email.js';
+import createCopy from './services/create-copy.js';
+import createBackup from './backups/create-backup.js';
+import downloadBackup from './backups/download-backup.js';
+import restoreBackup from './backups/restore-backup.js';
 
 export const catalog: readonly Capability[] = Object.freeze([
   listErpServices,
@@ -41,4 +45,8 @@ export const catalog: readonly Capability[] = Object.freeze([
   listCaughtEmails,
   getCaughtEmail,
   downloadCaughtEmail,
+  createCopy,
+  createBackup,
+  downloadBackup,
+  restoreBackup,
 ] as unknown as Capability[]);

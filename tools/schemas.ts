@@ -70,6 +70,8 @@ export const OperationView = z.object({
   created_at: z.string(),
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),
+  backup_id: BackupId.nullable()
+    .describe('For a backup, the backup it writes (pending until the operation ends); for a restore, the backup it restores.'),
 });
 
 export const PermissionIdSchema = z.enum(PERMISSION_IDS as [string, ...string[]]);

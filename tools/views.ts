@@ -27,11 +27,15 @@ export function backupView(row: z.infer<typeof BackupView>): z.infer<typeof Back
   };
 }
 
-export function operationView(row: z.infer<typeof OperationView>): z.infer<typeof OperationView> {
+type OperationRow = Omit<z.infer<typeof OperationView>, 'backup_id'> & { parameters: string };
+
+export function operationView(row: OperationRow): z.infer<typeof OperationView> {
   return {
     id: row.id, kind: row.kind, state: row.state, reason: row.reason, service_id: row.service_id,
     server_id: row.server_id, requested_channel: row.requested_channel, created_at: row.created_at,
     started_at: row.started_at, finished_at: row.finished_at,
+    // Fixed when a backup or restore is queued, so a client can follow the backup at once.
+    backup_id: (JSON.parse(row.parameters) as { backup_id?: string }).backup_id ?? null,
   };
 }
 

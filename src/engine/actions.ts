@@ -1,11 +1,16 @@
 // What each kind of operation does, through the driver. Each action converges: run again after
 // a crash (the worker resumes operations whose worker died), it finishes the job without
 // doing it twice: start adopts a process already running, stop and delete are idempotent,
-// and a redeploy's target revision was fixed when it was queued.
+// a redeploy's target revision, a copy's source and a backup's id were fixed when it was
+// queued, and a restore keeps the first safety backup it took.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import type { OperationKind, OperationRow } from '../db/repositories/operations.js';
-import { DriverError, type ServiceDriver, type ServiceSpec, type StartHooks } from './driver.js';
+import { backupAction } from './actions/backup.js';
+import { copyAction } from './actions/copy.js';
+import { restoreAction } from './actions/restore.js';
+import { persistingHooks, requireService } from './actions/service-of-operation.js';
+import type { BackupFile, ServiceDriver } from './driver.js';
 import { loadServiceSpec } from './service-spec.js';
 import type { ServiceChange } from './state-changes.js';
 
@@ -13,6 +18,8 @@ export interface ActionContext {
   db: Kysely<Database>;
   driver: ServiceDriver;
   operation: OperationRow;
+  /** The control plane's data directory: backups are kept under it. */
+  dataDir: string;
 }
 
 export interface ActionResult {
@@ -21,6 +28,8 @@ export interface ActionResult {
   server?: { state: 'ready'; rootDir: string };
   /** Other services (a deleted service's copies) deleted along with it. */
   alsoDeleted?: string[];
+  /** The backup the operation wrote. */
+  backup?: { id: string; file: BackupFile };
 }
 
 type Action = (context: ActionContext) => Promise<ActionResult>;
@@ -64,27 +73,12 @@ export const ACTIONS: Record<OperationKind, Action> = {
     const { rootDir } = await driver.provisionServer({ id: server.id, rootDir: server.root_dir });
     return { result: {}, server: { state: 'ready', rootDir } };
   },
+  copy: copyAction,
+  backup: backupAction,
+  restore: restoreAction,
 };
 
 /** The copies a delete operation was queued with. */
 export function copiesToDelete(operation: OperationRow): string[] {
   return (JSON.parse(operation.parameters) as { copies?: string[] }).copies ?? [];
-}
-
-async function requireService(db: Kysely<Database>, operation: OperationRow): Promise<ServiceSpec> {
-  const spec = operation.service_id ? await loadServiceSpec(db, operation.service_id) : undefined;
-  if (!spec) throw new DriverError('The ERP service no longer exists.');
-  return spec;
-}
-
-/** Records the port and the pid as soon as they exist, so that a crash right after leaves a trace. */
-function persistingHooks(db: Kysely<Database>, serviceId: string): StartHooks {
-  return {
-    async portAssigned(port) {
-      await db.updateTable('erp_services').set({ port }).where('id', '=', serviceId).execute();
-    },
-    async spawned(pid) {
-      await db.updateTable('erp_services').set({ pid }).where('id', '=', serviceId).execute();
-    },
-  };
 }

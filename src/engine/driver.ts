@@ -1,6 +1,6 @@
 // The seam between operations and whatever really runs ERP services. Operations (src/engine/
 // actions) only speak this interface, so a container or remote-host driver can be added later
-// without touching a capability. Backup, restore and copy join it with their own issue.
+// without touching a capability.
 
 /** Where a server keeps its services. `rootDir` null: the driver chooses (and reports it). */
 export interface ServerSpec {
@@ -18,8 +18,10 @@ export interface ServiceSpec {
   port: number | null;
   /** The process id recorded last time, a hint for finding a process that outlived us. */
   pid: number | null;
-  /** "host:port" of the SMTP server its outgoing mail goes to; null: it sends no email. */
+  /** "host:port" of the SMTP server its outgoing mail goes to; null: it sends no email. Ignored for a copy. */
   outgoingSmtp: string | null;
+  /** For a copy, the ERP service it copies. A copy's mail only ever goes to the mail catcher. */
+  parentId: string | null;
   server: ServerSpec;
 }
 
@@ -44,6 +46,24 @@ export interface StartHooks {
   spawned(pid: number): Promise<void>;
 }
 
+/** A backup as the driver wrote it: a gzip-compressed SQLite database. */
+export interface BackupFile {
+  path: string;
+  sizeBytes: number;
+  /** Hex SHA-256 of the compressed file, the bytes a download serves. */
+  sha256: string;
+}
+
+export interface RestoreHooks extends StartHooks {
+  /**
+   * The backup is verified and the service is stopped (if it ran); nothing is replaced yet.
+   * The safety backup is taken here, so it holds exactly the data the restore replaces (none
+   * when `hasData` is false: a service never started has no database yet). A throw leaves the
+   * data as it was and the service is started again if it ran.
+   */
+  beforeSwap(current: { hasData: boolean }): Promise<void>;
+}
+
 export interface ServiceDriver {
   readonly name: string;
   provisionServer(server: ServerSpec): Promise<{ rootDir: string }>;
@@ -63,6 +83,20 @@ export interface ServiceDriver {
    * issues them once and stores only a hash); used from its next start. null forgets them.
    */
   storeMailCredentials(service: ServiceSpec, credentials: { username: string; password: string } | null): Promise<void>;
+  /**
+   * Writes a consistent snapshot of the service's database (SQLite online backup, also while it
+   * runs), gzip-compressed, to `destination`, atomically: the file exists whole or not at all.
+   */
+  backup(service: ServiceSpec, destination: string): Promise<BackupFile>;
+  /**
+   * Replaces the service's database with a backup: verifies checksum and integrity before
+   * touching anything, swaps the file atomically, restarts the service if it was running.
+   * Resolves with the running process, or null when the service was not running. On failure the
+   * service keeps its data, and runs again if it ran.
+   */
+  restore(service: ServiceSpec, backup: { path: string; sha256: string }, hooks: RestoreHooks): Promise<RunningService | null>;
+  /** Gives `copy` (not running) a consistent snapshot of `source`'s database. Idempotent. */
+  copy(source: ServiceSpec, copy: ServiceSpec): Promise<void>;
 }
 
 /**

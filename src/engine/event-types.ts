@@ -6,7 +6,8 @@ import type { OperationKind } from '../db/repositories/operations.js';
 export const ENGINE_EVENT_TYPES = [
   'service.created', 'service.provisioned', 'service.starting', 'service.started', 'service.stopping', 'service.stopped',
   'service.redeploying', 'service.redeployed', 'service.restoring', 'service.failed', 'service.deleting', 'service.deleted',
-  'copy.deleted',
+  'copy.created', 'copy.deleted',
+  'backup.completed', 'backup.failed', 'restore.completed', 'restore.failed',
   'server.created', 'server.ready', 'server.failed',
   'operation.queued', 'operation.running', 'operation.succeeded', 'operation.failed',
 ] as const;
@@ -23,7 +24,8 @@ export function serviceEventType(state: ServiceState, kind: OperationKind | 'rec
     case 'redeploying': return 'service.redeploying';
     case 'deleting': return 'service.deleting';
     case 'running': return kind === 'redeploy' ? 'service.redeployed' : 'service.started';
-    case 'stopped': return kind === 'create' ? 'service.provisioned' : 'service.stopped';
+    // A copy is announced once it exists with its data (its row appears with operation.queued).
+    case 'stopped': return kind === 'create' ? 'service.provisioned' : kind === 'copy' ? 'copy.created' : 'service.stopped';
     case 'restoring': return 'service.restoring';
     case 'failed': return 'service.failed';
   }

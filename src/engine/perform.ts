@@ -1,13 +1,19 @@
 // Runs one claimed operation and records how it ended: the operation, its transition, the
-// service's (or server's) new state and their events, in one write transaction, and only if
-// this worker still holds the lease (if it lost it, the new holder finishes the job).
+// service's (or server's, or backup's) new state and their events, in one write transaction,
+// and only if this worker still holds the lease (if it lost it, the new holder finishes the job).
+import type { Kysely } from 'kysely';
 import type { Db } from '../db/connect.js';
+import type { Database } from '../db/tables.js';
 import { nowIso } from '../db/ids.js';
 import { finishOperation, type OperationKind, type OperationRow } from '../db/repositories/operations.js';
 import { ACTIONS, copiesToDelete, type ActionResult } from './actions.js';
+import { backupIdOf } from './actions/backup.js';
+import { restoreParametersOf } from './actions/restore.js';
 import { DriverError, type ServiceDriver } from './driver.js';
 import { loadServiceSpec } from './service-spec.js';
-import { changeServerState, changeServiceState, recordOperationState } from './state-changes.js';
+import {
+  changeServerState, changeServiceState, endBackupState, recordOperationState, updateService, writeRestoreEvent, type ServiceChange,
+} from './state-changes.js';
 import { inWriteTransaction } from './write-transaction.js';
 
 export interface PerformDeps {
@@ -21,10 +27,16 @@ export const MAX_ATTEMPTS = 3;
 
 const INTERNAL_REASON = 'The operation failed because of an internal error; it has been logged. Try again.';
 
-type Outcome = { ok: true; value: ActionResult } | { ok: false; reason: string; portUnusable: boolean };
+/** Kinds that may leave a process half-started when interrupted; giving one up stops the service. */
+const MAY_LEAVE_A_PROCESS = new Set<string>(['start', 'stop', 'redeploy', 'delete']);
+
+type Failure = { ok: false; reason: string; portUnusable: boolean };
+type Outcome = { ok: true; value: ActionResult } | Failure;
 
 export async function performOperation(deps: PerformDeps, operation: OperationRow, owner: string, attempt: number): Promise<void> {
   const outcome = attempt > MAX_ATTEMPTS ? await giveUp(deps, operation, attempt) : await attemptAction(deps, operation);
+  // Asked of the driver before the transaction: a failed restore leaves the service as it really is.
+  const afterFailedRestore = !outcome.ok && operation.kind === 'restore' ? await serviceAfterFailedRestore(deps, operation, outcome.reason) : undefined;
   await inWriteTransaction(deps.db.kysely, async (trx) => {
     const at = nowIso();
     const finished = await finishOperation(trx, operation.id, owner, {
@@ -33,38 +45,83 @@ export async function performOperation(deps: PerformDeps, operation: OperationRo
     });
     if (!finished) return;
     await recordOperationState(trx, operation, outcome.ok ? 'succeeded' : 'failed', outcome.ok ? null : outcome.reason, at);
-    const cause = { kind: operation.kind as OperationKind, operationId: operation.id };
-    if (outcome.ok) {
-      for (const copyId of outcome.value.alsoDeleted ?? []) {
-        await changeServiceState(trx, copyId, { state: 'stopped', pid: null, port: null, deleted: true }, cause, at);
-      }
-      if (outcome.value.service && operation.service_id) await changeServiceState(trx, operation.service_id, outcome.value.service, cause, at);
-      if (outcome.value.server && operation.server_id) {
-        await changeServerState(trx, operation.server_id, outcome.value.server, operation.id, at, 'server.ready');
-      }
-      return;
-    }
-    if (operation.kind === 'create_server' && operation.server_id) {
-      await changeServerState(trx, operation.server_id, { state: 'failed' }, operation.id, at, 'server.failed');
-    } else if (operation.service_id) {
-      for (const copyId of operation.kind === 'delete' ? copiesToDelete(operation) : []) {
-        await changeServiceState(trx, copyId, { state: 'failed', reason: outcome.reason, pid: null }, cause, at);
-      }
-      const startFailed = operation.kind === 'start' || operation.kind === 'redeploy';
-      await changeServiceState(trx, operation.service_id, {
-        state: 'failed', reason: outcome.reason,
-        ...(startFailed ? { pid: null } : {}),
-        ...(outcome.portUnusable ? { port: null } : {}),
-      }, cause, at);
-    }
+    if (outcome.ok) await recordSuccess(trx, operation, outcome.value, at);
+    else await recordFailure(trx, operation, outcome, afterFailedRestore, at);
   });
+}
+
+async function recordSuccess(trx: Kysely<Database>, operation: OperationRow, value: ActionResult, at: string): Promise<void> {
+  const cause = { kind: operation.kind as OperationKind, operationId: operation.id };
+  for (const copyId of value.alsoDeleted ?? []) {
+    await changeServiceState(trx, copyId, { state: 'stopped', pid: null, port: null, deleted: true }, cause, at);
+  }
+  if (value.backup) {
+    const { file } = value.backup;
+    await endBackupState(trx, value.backup.id, { state: 'completed', filePath: file.path, sizeBytes: file.sizeBytes, sha256: file.sha256, at });
+  }
+  if (value.service && operation.service_id) {
+    if (operation.kind === 'restore') {
+      // restore.completed is the event of this change.
+      await updateService(trx, operation.service_id, value.service, at);
+      await writeRestoreEvent(trx, operation, restoreParametersOf(operation.parameters).backup_id, null, at);
+    } else {
+      await changeServiceState(trx, operation.service_id, value.service, cause, at);
+    }
+  }
+  if (value.server && operation.server_id) {
+    await changeServerState(trx, operation.server_id, value.server, operation.id, at, 'server.ready');
+  }
+}
+
+async function recordFailure(
+  trx: Kysely<Database>, operation: OperationRow, outcome: Failure, afterFailedRestore: ServiceChange | undefined, at: string,
+): Promise<void> {
+  const cause = { kind: operation.kind as OperationKind, operationId: operation.id };
+  if (operation.kind === 'create_server' && operation.server_id) {
+    await changeServerState(trx, operation.server_id, { state: 'failed' }, operation.id, at, 'server.failed');
+    return;
+  }
+  if (!operation.service_id) return;
+  if (operation.kind === 'backup') {
+    // A failed backup changes nothing of the service, which kept running throughout.
+    await endBackupState(trx, backupIdOf(operation.parameters), { state: 'failed', reason: outcome.reason, at });
+    return;
+  }
+  if (operation.kind === 'restore') {
+    await updateService(trx, operation.service_id, afterFailedRestore ?? { state: 'failed', reason: outcome.reason }, at);
+    await writeRestoreEvent(trx, operation, restoreParametersOf(operation.parameters).backup_id, outcome.reason, at);
+    return;
+  }
+  for (const copyId of operation.kind === 'delete' ? copiesToDelete(operation) : []) {
+    await changeServiceState(trx, copyId, { state: 'failed', reason: outcome.reason, pid: null }, cause, at);
+  }
+  const startFailed = operation.kind === 'start' || operation.kind === 'redeploy';
+  await changeServiceState(trx, operation.service_id, {
+    state: 'failed', reason: outcome.reason,
+    ...(startFailed ? { pid: null } : {}),
+    ...(outcome.portUnusable ? { port: null } : {}),
+  }, cause, at);
+}
+
+/**
+ * A restore that failed kept the service's data (driver.restore's promise); the service is
+ * running again if it ran, and shows what it was before otherwise. Asked of what really runs.
+ */
+async function serviceAfterFailedRestore(deps: PerformDeps, operation: OperationRow, reason: string): Promise<ServiceChange> {
+  const spec = operation.service_id ? await loadServiceSpec(deps.db.kysely, operation.service_id) : undefined;
+  const status = spec ? await deps.driver.status(spec).catch(() => undefined) : undefined;
+  if (status?.state === 'running') return { state: 'running', pid: status.pid, port: status.port };
+  const { previous_state: previous } = restoreParametersOf(operation.parameters);
+  // It ran before and does not now: failed, with why.
+  if (previous === 'running') return { state: 'failed', reason, pid: null };
+  return { state: previous, pid: null };
 }
 
 async function attemptAction(deps: PerformDeps, operation: OperationRow): Promise<Outcome> {
   const action = ACTIONS[operation.kind as OperationKind];
   try {
     if (!action) throw new Error(`no action for operation kind ${operation.kind}`);
-    return { ok: true, value: await action({ db: deps.db.kysely, driver: deps.driver, operation }) };
+    return { ok: true, value: await action({ db: deps.db.kysely, driver: deps.driver, operation, dataDir: deps.db.dataDir }) };
   } catch (error) {
     if (error instanceof DriverError) return { ok: false, reason: error.reason, portUnusable: error.portUnusable };
     deps.onError(error, `operation ${operation.id} (${operation.kind})`);
@@ -74,7 +131,7 @@ async function attemptAction(deps: PerformDeps, operation: OperationRow): Promis
 
 /** Stops whatever the operation may have left half-running, then fails it. */
 async function giveUp(deps: PerformDeps, operation: OperationRow, attempt: number): Promise<Outcome> {
-  if (operation.service_id && operation.kind !== 'create') {
+  if (operation.service_id && MAY_LEAVE_A_PROCESS.has(operation.kind)) {
     const spec = await loadServiceSpec(deps.db.kysely, operation.service_id);
     if (spec) await deps.driver.stop(spec).catch((error: unknown) => deps.onError(error, `giving up ${operation.id}`));
   }

@@ -5,18 +5,18 @@ import type { ServiceSpec } from './driver.js';
 
 export async function loadServiceSpec(db: Kysely<Database>, serviceId: string): Promise<ServiceSpec | undefined> {
   const row = await db.selectFrom('erp_services as s').innerJoin('servers as v', 'v.id', 's.server_id')
-    .select(['s.id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 'v.id as server_id', 'v.root_dir'])
+    .select(['s.id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 's.parent_id', 'v.id as server_id', 'v.root_dir'])
     .where('s.id', '=', serviceId).where('s.deleted_at', 'is', null).executeTakeFirst();
   return row && specOf(row);
 }
 
 export function specOf(row: {
   id: string; name: string; revision: number; port: number | null; pid: number | null; outgoing_smtp: string | null;
-  server_id: string; root_dir: string | null;
+  parent_id: string | null; server_id: string; root_dir: string | null;
 }): ServiceSpec {
   return {
     id: row.id, name: row.name, revision: row.revision, port: row.port, pid: row.pid, outgoingSmtp: row.outgoing_smtp,
-    server: { id: row.server_id, rootDir: row.root_dir },
+    parentId: row.parent_id, server: { id: row.server_id, rootDir: row.root_dir },
   };
 }
 

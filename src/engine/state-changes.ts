@@ -1,9 +1,10 @@
-// Every state change of an operation, a service or a server goes through here, inside the
-// caller's transaction: the row, the transition record (operations) and the outbox event are
-// written together or not at all.
+// Every state change of an operation, a service, a server or a backup goes through here, inside
+// the caller's transaction: the row, the transition record (operations) and the outbox event
+// are written together or not at all.
 import type { Kysely } from 'kysely';
 import type { Database, ServiceState } from '../db/tables.js';
 import { newId } from '../db/ids.js';
+import { endBackup, findBackupById } from '../db/repositories/backups.js';
 import { insertEvent } from '../db/repositories/events.js';
 import { insertTransition, type OperationKind, type OperationRow } from '../db/repositories/operations.js';
 import { serviceEventType, type EngineEventType } from './event-types.js';
@@ -41,6 +42,12 @@ export async function changeServiceState(
   trx: Kysely<Database>, serviceId: string, change: ServiceChange,
   cause: { kind: OperationKind | 'reconcile'; operationId: string | null }, at: string,
 ): Promise<void> {
+  await updateService(trx, serviceId, change, at);
+  await writeServiceEvent(trx, serviceId, serviceEventType(change.state, cause.kind, change.deleted), cause.operationId, at);
+}
+
+/** The row only: for a change whose event is another one (a restore's end is restore.completed or .failed). */
+export async function updateService(trx: Kysely<Database>, serviceId: string, change: ServiceChange, at: string): Promise<void> {
   await trx.updateTable('erp_services').set({
     state: change.state, updated_at: at,
     ...(change.reason !== undefined ? { state_reason: change.reason } : {}),
@@ -49,7 +56,6 @@ export async function changeServiceState(
     ...(change.revision !== undefined ? { revision: change.revision } : {}),
     ...(change.deleted ? { deleted_at: at } : {}),
   }).where('id', '=', serviceId).execute();
-  await writeServiceEvent(trx, serviceId, serviceEventType(change.state, cause.kind, change.deleted), cause.operationId, at);
 }
 
 export async function writeServiceEvent(
@@ -85,5 +91,31 @@ export async function changeServerState(
   await insertEvent(trx, {
     teamId: server.team_id, type, at,
     data: { server: { id: server.id, name: server.name, state: server.state, capacity: server.capacity }, operation_id: operationId },
+  });
+}
+
+/** Ends a pending backup with its backup.completed or backup.failed event; nothing if it had already ended. */
+export async function endBackupState(
+  trx: Kysely<Database>, backupId: string, outcome: Parameters<typeof endBackup>[2],
+): Promise<void> {
+  if (!(await endBackup(trx, backupId, outcome))) return;
+  const backup = await findBackupById(trx, backupId);
+  if (!backup) return;
+  await insertEvent(trx, {
+    teamId: backup.team_id, type: (outcome.state === 'completed' ? 'backup.completed' : 'backup.failed') satisfies EngineEventType,
+    at: outcome.at,
+    data: {
+      backup: { id: backup.id, service_id: backup.service_id, state: backup.state, size_bytes: backup.size_bytes, sha256: backup.sha256 },
+      reason: backup.reason,
+    },
+  });
+}
+
+export async function writeRestoreEvent(
+  trx: Kysely<Database>, operation: OperationRow, backupId: string, reason: string | null, at: string,
+): Promise<void> {
+  await insertEvent(trx, {
+    teamId: operation.team_id, type: (reason === null ? 'restore.completed' : 'restore.failed') satisfies EngineEventType, at,
+    data: { service_id: operation.service_id, backup_id: backupId, operation_id: operation.id, reason },
   });
 }

@@ -15,4 +15,9 @@ describe('engine event types', () => {
     expect(serviceEventType('stopped', 'create')).toBe('service.provisioned');
     expect(serviceEventType('stopped', 'delete', true)).toBe('service.deleted');
   });
+
+  it('announce a copy once it exists with its data', () => {
+    expect(serviceEventType('stopped', 'copy')).toBe('copy.created');
+    expect(serviceEventType('failed', 'copy')).toBe('service.failed');
+  });
 });

@@ -1,8 +1,8 @@
-// A copy's password-reset email reaches the real mail catcher: the ERP process authenticates
-// with the copy's own credentials, and the email is kept for mailcatcher:read, never delivered.
+// A copy's password-reset email reaches the real mail catcher (the App's own, which the engine
+// points copies to): the ERP process authenticates with the copy's own credentials, and the
+// email is kept for mailcatcher:read, never delivered.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadServiceSpec } from '../../src/engine/service-spec.js';
-import { MailCatcher } from '../../src/mail/mail-catcher.js';
 import { issueMailCredentials } from '../../src/mail/mail-credentials.js';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { act, send } from './support/engine-http.js';
@@ -11,18 +11,16 @@ describe('a copy\'s outgoing mail', () => {
   let server: TestServer;
   let team: SeededTeam;
   let token: string;
-  let catcher: MailCatcher;
 
   beforeAll(async () => {
-    server = await startTestServer({ engine: { reconcileIntervalMs: 0 } }, {}, { engine: true });
+    server = await startTestServer({
+      engine: { reconcileIntervalMs: 0 }, mail: { host: '127.0.0.1', port: 0, maxMessageBytes: 1_000_000, maxEmailsPerCopy: 10 },
+    }, {}, { engine: true });
+    await server.app.mailCatcher.start();
     team = await seedTeam(server.app);
     token = (await makeToken(server.app, team.teamId)).value;
-    catcher = new MailCatcher(server.app.db.kysely, server.dataDir, { host: '127.0.0.1', port: 0, maxMessageBytes: 1_000_000, maxEmailsPerCopy: 10 });
-    const port = await catcher.start();
-    await server.app.db.kysely.updateTable('erp_services').set({ outgoing_smtp: `127.0.0.1:${port}` }).where('id', '=', team.copyId).execute();
   });
   afterAll(async () => {
-    await catcher.stop();
     await server.close();
   });
 

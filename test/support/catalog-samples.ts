@@ -1,7 +1,9 @@
 // Valid sample inputs for any capability of the catalog, built from its input shape and a
 // seeded team, so that suites generated from the catalog cover capabilities added later.
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import type { Capability } from '../../src/core/capability.js';
 import { newId, nowIso } from '../../src/db/ids.js';
 import type { App } from '../../src/app.js';
@@ -25,9 +27,15 @@ export async function addHistory(app: App, team: SeededTeam): Promise<SeededWith
     idempotency_key: null, request_fingerprint: null, lease_owner: null, lease_expires_at: null,
     created_at: nowIso(), started_at: nowIso(), finished_at: nowIso(),
   }).execute();
+  // A real file, so that downloading it works; its content need not be a database.
+  const backupPath = join(app.config.dataDir, 'backups', serviceId, `${backupId}.sqlite.gz`);
+  const backupBytes = gzipSync(Buffer.from(`backup ${backupId} of ${serviceId}\n`));
+  mkdirSync(dirname(backupPath), { recursive: true });
+  writeFileSync(backupPath, backupBytes);
   await app.db.kysely.insertInto('backups').values({
-    id: backupId, team_id: team.teamId, service_id: serviceId, state: 'completed', kind: 'manual', size_bytes: 1234,
-    sha256: 'a'.repeat(64), file_path: null, operation_id: null, reason: null, created_at: nowIso(), completed_at: nowIso(),
+    id: backupId, team_id: team.teamId, service_id: serviceId, state: 'completed', kind: 'manual', size_bytes: backupBytes.length,
+    sha256: createHash('sha256').update(backupBytes).digest('hex'), file_path: backupPath, operation_id: null, reason: null,
+    created_at: nowIso(), completed_at: nowIso(),
   }).execute();
   const emailId = newId('eml');
   const rawPath = join(app.config.dataDir, 'mail', team.copyId, `${emailId}.eml`);
@@ -48,6 +56,8 @@ export function sampleInput(capability: Capability, team: SeededWithHistory, ser
   const defaultService = capability.permission === 'mailcatcher:read' ? team.copyId : team.serviceIds[0];
   const known: Record<string, unknown> = {
     service_id: serviceId ?? defaultService,
+    // A restore goes into the service the backup was taken of, or (for the copy case) into its copy.
+    target_service_id: serviceId ?? team.serviceIds[0],
     server_id: team.serverIds[0],
     backup_id: team.backupId,
     operation_id: team.operationId,

@@ -27,6 +27,9 @@ CREATE TABLE IF NOT EXISTS outgoing_mail (
   state TEXT NOT NULL, reason TEXT, created_at TEXT NOT NULL
 );`;
 
+/** Tables every ERP database has; a restore refuses a file without them (it is not one of ours). */
+export const ERP_CORE_TABLES = ['users', 'customers', 'products', 'sales_orders'] as const;
+
 const CUSTOMERS = [
   ['Acme Tools', 'orders@acme.example', 'Brussels'], ['Globex', 'buying@globex.example', 'Ghent'],
   ['Initech', 'ap@initech.example', 'Liège'], ['Umbrella Retail', 'shop@umbrella.example', 'Antwerp'],

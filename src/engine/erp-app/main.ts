@@ -16,7 +16,14 @@ try {
   process.exit(EXIT_BAD_CONFIG);
 }
 
-const db = openErpDatabase(join(serviceDir, DATABASE_FILE));
+let db: ReturnType<typeof openErpDatabase>;
+try {
+  db = openErpDatabase(join(serviceDir, DATABASE_FILE));
+} catch (error) {
+  // One line: the driver quotes the last line of the log as the reason the start failed.
+  console.error(`cannot open the database: ${(error as Error).message}`);
+  process.exit(1);
+}
 const server = createErpServer(config, db);
 
 server.on('error', (error: NodeJS.ErrnoException) => {

@@ -1,6 +1,7 @@
-// Where the compiled ERP application is. A service process is plain `node`, so it always runs
-// the compiled JavaScript: beside this file when we run compiled, from dist/ when the control
-// plane itself runs from TypeScript sources (the tests).
+// Where the compiled ERP application (and the database worker) are. A service process is plain
+// `node`, and a worker thread loads JavaScript, so they always run the compiled code: beside
+// this file when we run compiled, from dist/ when the control plane itself runs from
+// TypeScript sources (the tests).
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,10 +9,15 @@ import { packageRoot } from '../../package-root.js';
 
 const here = fileURLToPath(import.meta.url);
 
-export function erpAppEntry(): string {
+/** The compiled file at `segments` under src/engine/. */
+export function compiledEntry(...segments: string[]): string {
   const entry = here.endsWith('.js')
-    ? join(dirname(here), '..', 'erp-app', 'main.js')
-    : join(packageRoot, 'dist', 'src', 'engine', 'erp-app', 'main.js');
-  if (!existsSync(entry)) throw new Error(`The ERP application is not built (${entry} is missing); run "npm run build".`);
+    ? join(dirname(here), '..', ...segments)
+    : join(packageRoot, 'dist', 'src', 'engine', ...segments);
+  if (!existsSync(entry)) throw new Error(`teaminfra is not built (${entry} is missing); run "npm run build".`);
   return entry;
+}
+
+export function erpAppEntry(): string {
+  return compiledEntry('erp-app', 'main.js');
 }

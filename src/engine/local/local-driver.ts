@@ -2,11 +2,16 @@
 // on a loopback port, with its files in <server root>/<service id>/ (config, runtime record,
 // log, SQLite database). A server is a directory root with a capacity.
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RunningService, ServerSpec, ServiceDriver, ServiceSpec, ServiceStatus, StartHooks } from '../driver.js';
+import {
+  DriverError, type BackupFile, type RestoreHooks, type RunningService, type ServerSpec, type ServiceDriver, type ServiceSpec,
+  type ServiceStatus, type StartHooks,
+} from '../driver.js';
 import { DATABASE_FILE, readMailCredentials, readRuntime, RUNTIME_FILE, writeMailCredentials } from '../erp-app/config.js';
 import { openErpDatabase } from '../erp-app/database.js';
+import { runDatabaseJob } from './database-job.js';
+import { dropPreviousDatabase, removeDatabase, replaceDatabase, rollBackSwap, swapInDatabase } from './database-swap.js';
 import { erpAppEntry } from './erp-app-entry.js';
 import { launchService } from './launch.js';
 import { allocateLoopbackPort } from './ports.js';
@@ -17,6 +22,11 @@ export interface LocalDriverOptions {
   dataDir: string;
   /** Ports other services hold, so that a new port never collides with theirs. */
   takenPorts(): Promise<ReadonlySet<number>>;
+  /**
+   * "host:port" of the mail catcher while it runs, else null. A copy's outgoing mail goes there
+   * and nowhere else, whatever its outgoing-mail setting says.
+   */
+  copyMailRelay?: () => string | null;
   host?: string;
   startTimeoutMs?: number;
   stopGraceMs?: number;
@@ -83,7 +93,7 @@ export class LocalDriver implements ServiceDriver {
       entry: erpAppEntry(), serviceDir: this.serviceDir(service), startTimeoutMs: this.startTimeoutMs, stopGraceMs: this.stopGraceMs,
       config: {
         serviceId: service.id, name: service.name, revision: service.revision, host: this.host, port,
-        outgoingSmtp: service.outgoingSmtp, outgoingSmtpAuth: readMailCredentials(this.serviceDir(service)),
+        outgoingSmtp: this.outgoingSmtpOf(service), outgoingSmtpAuth: readMailCredentials(this.serviceDir(service)),
       },
     }, hooks);
   }
@@ -116,6 +126,92 @@ export class LocalDriver implements ServiceDriver {
     writeMailCredentials(this.serviceDir(service), credentials);
   }
 
+  async backup(service: ServiceSpec, destination: string): Promise<BackupFile> {
+    mkdirSync(dirname(destination), { recursive: true });
+    const packed = await runDatabaseJob<{ sizeBytes: number; sha256: string }>({
+      kind: 'pack', source: join(this.serviceDir(service), DATABASE_FILE), destination,
+    });
+    return { path: destination, ...packed };
+  }
+
+  async copy(source: ServiceSpec, copy: ServiceSpec): Promise<void> {
+    const dir = this.serviceDir(copy);
+    mkdirSync(dir, { recursive: true });
+    const target = join(dir, DATABASE_FILE);
+    const sourceFile = join(this.serviceDir(source), DATABASE_FILE);
+    if (!existsSync(sourceFile)) {
+      // Never started: the copy gets the database the source itself would create on its first start.
+      removeDatabase(target);
+      openErpDatabase(target).close();
+      return;
+    }
+    const staged = `${target}.copying`;
+    try {
+      await runDatabaseJob({ kind: 'snapshot', source: sourceFile, destination: staged });
+      replaceDatabase(target, staged);
+    } finally {
+      rmSync(staged, { force: true });
+    }
+  }
+
+  async restore(service: ServiceSpec, backup: { path: string; sha256: string }, hooks: RestoreHooks): Promise<RunningService | null> {
+    const dir = this.serviceDir(service);
+    mkdirSync(dir, { recursive: true });
+    const staged = join(dir, `${DATABASE_FILE}.restoring`);
+    try {
+      // Everything that can be wrong with the backup is found here, before the service is touched.
+      await runDatabaseJob({ kind: 'unpack', archive: backup.path, sha256: backup.sha256, destination: staged });
+      const wasRunning = (await this.settled(service)).state === 'running';
+      if (wasRunning) await this.stop(service);
+      try {
+        await hooks.beforeSwap({ hasData: existsSync(join(dir, DATABASE_FILE)) });
+        swapInDatabase(dir, staged);
+      } catch (error) {
+        if (wasRunning) await this.startAgain(service, hooks, error);
+        throw error;
+      }
+      if (!wasRunning) {
+        dropPreviousDatabase(dir);
+        return null;
+      }
+      return await this.startOnRestored(service, hooks);
+    } finally {
+      rmSync(staged, { force: true });
+    }
+  }
+
+  /** Starts the service on its restored database; if it does not start, puts the old one back and starts that. */
+  private async startOnRestored(service: ServiceSpec, hooks: StartHooks): Promise<RunningService> {
+    const dir = this.serviceDir(service);
+    try {
+      const running = await this.start(service, hooks);
+      dropPreviousDatabase(dir);
+      return running;
+    } catch (error) {
+      rollBackSwap(dir);
+      await this.startAgain(service, hooks, error);
+      throw new DriverError(
+        `The service did not start on the restored database (${reasonOf(error)}), so its previous database was put back ` +
+          'and it was started again. Nothing was restored.', false, { cause: error });
+    }
+  }
+
+  /** After a failed step: the service runs again on its own data, or the reason says both failures. */
+  private async startAgain(service: ServiceSpec, hooks: StartHooks, failure: unknown): Promise<void> {
+    try {
+      await this.start(service, hooks);
+    } catch (startError) {
+      throw new DriverError(`${reasonOf(failure)}. Starting the service again on its own data failed too: ${reasonOf(startError)}`,
+        startError instanceof DriverError && startError.portUnusable, { cause: startError });
+    }
+  }
+
+  /** A copy's mail only ever goes to the mail catcher (none while it is not running), never to its own setting. */
+  private outgoingSmtpOf(service: ServiceSpec): string | null {
+    if (service.parentId !== null) return this.options.copyMailRelay?.() ?? null;
+    return service.outgoingSmtp;
+  }
+
   /** Like status(), but a process still booting is waited for, and killed if it never answers. */
   private async settled(service: ServiceSpec): Promise<ServiceStatus> {
     const deadline = Date.now() + this.startTimeoutMs;
@@ -134,4 +230,8 @@ export class LocalDriver implements ServiceDriver {
     const recorded = [readRuntime(dir)?.pid, service.pid].filter((pid): pid is number => typeof pid === 'number' && pid > 0);
     return [...new Set(recorded)].filter((pid) => isAlive(pid) && runsWithArgument(pid, dir) === true);
   }
+}
+
+function reasonOf(error: unknown): string {
+  return (error instanceof DriverError ? error.reason : 'an internal error').replace(/\.$/, '');
 }

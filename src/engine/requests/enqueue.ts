@@ -16,7 +16,10 @@ import { inWriteTransaction } from '../write-transaction.js';
 
 export type RequestContext = Pick<CapabilityContext, 'db' | 'reach' | 'actor' | 'idempotencyKey'>;
 
-export type PlannedOperation = Pick<NewOperation, 'kind' | 'serviceId' | 'serverId' | 'parameters'>;
+export type PlannedOperation = Pick<NewOperation, 'kind' | 'serviceId' | 'serverId' | 'parameters'> & {
+  /** Writes rows that refer to the operation (a backup's row), once it exists, in the same transaction. */
+  afterInsert?: (trx: Kysely<Database>, operation: OperationRow) => Promise<void>;
+};
 
 /** Checks and prepares inside the transaction; throws an AppError to refuse. */
 export type Plan = (trx: Kysely<Database>, context: { operationId: string; at: string }) => Promise<PlannedOperation>;
@@ -43,11 +46,12 @@ export async function enqueue(context: RequestContext, capability: string, input
     }
     const at = nowIso();
     const operationId = newId('op');
-    const planned = await plan(trx, { operationId, at });
+    const { afterInsert, ...planned } = await plan(trx, { operationId, at });
     const row = await insertOperation(trx, {
       ...planned, teamId: context.reach.teamId, tokenId: context.actor.tokenId, channel: context.actor.channel,
       idempotencyKey: key ?? null, fingerprint,
     }, operationId, at);
+    await afterInsert?.(trx, row);
     await recordOperationState(trx, row, 'queued', null, at);
     return { operation: row, queued: true };
   });

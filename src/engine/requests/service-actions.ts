@@ -36,7 +36,7 @@ export async function requestServiceAction(
 }
 
 /** One operation at a time per service; and nothing on a copy while its parent is being deleted. */
-async function refuseIfBusy(trx: Kysely<Database>, serviceId: string, parentId: string | null): Promise<void> {
+export async function refuseIfBusy(trx: Kysely<Database>, serviceId: string, parentId: string | null): Promise<void> {
   const busy = await findInFlightOperation(trx, { serviceId });
   if (busy) throw operationInFlight(`ERP service ${serviceId}`, busy);
   const parentBusy = parentId ? await findInFlightOperation(trx, { serviceId: parentId }) : undefined;

@@ -1,0 +1,177 @@
+// Backups benchmark: for one running ERP service with a 100 MB database, the time of a backup
+// (API request to the operation's end: online backup, gzip, SHA-256), of a restore (verify,
+// safety backup, swap, restart) and the download throughput, against a plain file copy
+// (fs.copyFile, as `cp` does) of the same database in the same run. Target: backup within 3x
+// of the file copy. Size with BENCH_BACKUP_MB.
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createApp, defaultConfig } from '../src/app.js';
+import { insertServer } from '../src/db/repositories/servers.js';
+import { insertService } from '../src/db/repositories/services.js';
+import { insertTeam } from '../src/db/repositories/teams.js';
+import { createToken } from '../src/db/repositories/tokens.js';
+import { openErpDatabase } from '../src/engine/erp-app/database.js';
+import { snapshotDatabase } from '../src/engine/local/backup-archive.js';
+import { buildHttpServer } from '../src/http/server.js';
+import { catalog } from '../tools/index.js';
+import { envNumber } from './support/settings.js';
+
+const ROUNDS = 3;
+const TARGET_RATIO = 3;
+
+export interface BackupsBenchFigures {
+  databaseMb: number;
+  backupMb: number;
+  fileCopyMs: number;
+  /** The SQLite online backup alone (no compression), in process: the floor of a consistent snapshot. */
+  onlineBackupOnlyMs: number;
+  backupMs: number;
+  /** The backup operation from the worker taking it to its end (without the request and queue). */
+  backupRunMs: number;
+  restoreMs: number;
+  downloadMbPerS: number;
+  ratios: { backupOverFileCopy: number; onlineBackupOnlyOverFileCopy: number; restoreOverFileCopy: number; compression: number };
+  target: { backupWithinFileCopyTimes: number; met: boolean };
+}
+
+export default async function backupsBench(): Promise<BackupsBenchFigures> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'teaminfra-bench-backups-'));
+  const app = createApp({ ...defaultConfig(dataDir), rateLimit: { limit: 1_000_000, windowSeconds: 60 }, engine: { reconcileIntervalMs: 0 } });
+  await app.engine.start();
+  const server = await buildHttpServer(app, catalog, { logger: false });
+  const baseUrl = await server.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const db = app.db.kysely;
+    const teamId = await insertTeam(db, { name: 'Bench', plan: 'business', timezone: 'UTC' });
+    const token = (await createToken(db, {
+      teamId, name: 'bench', source: 'panel', acceptedBy: 'both', fullAccess: true, permissions: [],
+      serviceIds: null, serverIds: null, expiresOn: null, createdByUserId: null,
+    })).value;
+    const api = async (method: string, path: string) => {
+      const response = await fetch(baseUrl + path, { method, headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const timed = async (method: string, path: string): Promise<{ ms: number; operation: Record<string, unknown> }> => {
+      const started = performance.now();
+      const accepted = await api(method, path);
+      if (accepted.status !== 202) throw new Error(`${method} ${path} answered ${accepted.status}: ${JSON.stringify(accepted.body)}`);
+      for (;;) {
+        const { body } = await api('GET', `/api/operations/${accepted.body.id}`);
+        if (body.state === 'failed') throw new Error(`${method} ${path} failed: ${body.reason}`);
+        if (body.state === 'succeeded') return { ms: performance.now() - started, operation: body };
+        // Not faster: polling competes for the CPU the backup's compression uses.
+        await sleep(20);
+      }
+    };
+
+    const serverId = await insertServer(db, { teamId, name: 'bench', capacity: 2 });
+    const serviceId = await insertService(db, { teamId, serverId, name: 'Large ERP' });
+    const databaseFile = join(dataDir, 'servers', serverId, serviceId, 'erp.sqlite');
+    fillDatabase(databaseFile, envNumber('BENCH_BACKUP_MB', 100));
+    await timed('POST', `/api/service-erp/${serviceId}/start`);
+    const databaseBytes = statSync(databaseFile).size;
+
+    const copies: number[] = [];
+    const snapshots: number[] = [];
+    const backups: number[] = [];
+    const runs: number[] = [];
+    let backupId = '';
+    for (let round = 0; round < ROUNDS; round++) {
+      const copy = join(dataDir, `plain-copy-${round}.sqlite`);
+      let started = performance.now();
+      copyFileSync(databaseFile, copy);
+      copies.push(performance.now() - started);
+      rmSync(copy);
+      started = performance.now();
+      await snapshotDatabase(databaseFile, copy);
+      snapshots.push(performance.now() - started);
+      rmSync(copy);
+      const backup = await timed('POST', `/api/service-erp/${serviceId}/backups`);
+      backups.push(backup.ms);
+      runs.push(Date.parse(backup.operation.finished_at as string) - Date.parse(backup.operation.started_at as string));
+      backupId = backup.operation.backup_id as string;
+    }
+    const backupRow = (await api('GET', `/api/backups/${backupId}`)).body as { size_bytes: number };
+
+    const downloadStarted = performance.now();
+    const response = await fetch(`${baseUrl}/api/backups/${backupId}/download`, { headers: { Authorization: `Bearer ${token}` } });
+    let downloaded = 0;
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) downloaded += chunk.length;
+    const downloadMs = performance.now() - downloadStarted;
+    if (downloaded !== backupRow.size_bytes) throw new Error(`downloaded ${downloaded} bytes of ${backupRow.size_bytes}`);
+
+    const restore = await timed('POST', `/api/backups/${backupId}/restore`);
+
+    const fileCopyMs = median(copies);
+    const backupMs = median(backups);
+    const onlineBackupOnlyMs = median(snapshots);
+    const figures: BackupsBenchFigures = {
+      databaseMb: round(databaseBytes / 1e6), backupMb: round(backupRow.size_bytes / 1e6),
+      fileCopyMs: round(fileCopyMs), onlineBackupOnlyMs: round(onlineBackupOnlyMs), backupMs: round(backupMs),
+      backupRunMs: median(runs), restoreMs: round(restore.ms), downloadMbPerS: round(downloaded / 1e6 / (downloadMs / 1000)),
+      ratios: {
+        backupOverFileCopy: round(backupMs / fileCopyMs), onlineBackupOnlyOverFileCopy: round(onlineBackupOnlyMs / fileCopyMs),
+        restoreOverFileCopy: round(restore.ms / fileCopyMs), compression: round(databaseBytes / backupRow.size_bytes),
+      },
+      target: { backupWithinFileCopyTimes: TARGET_RATIO, met: backupMs <= TARGET_RATIO * fileCopyMs },
+    };
+    printReport(figures, copies, backups, snapshots);
+    return figures;
+  } finally {
+    await server.close();
+    await app.engine.close({ services: 'stop' });
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** An ERP database of about `megabytes`: the seeded tables plus customers and orders, generated inside SQLite. */
+function fillDatabase(file: string, megabytes: number): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const db = openErpDatabase(file);
+  try {
+    const customers = 50_000;
+    db.prepare(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+      INSERT INTO customers (name, email, city)
+      SELECT 'Customer ' || i || ' ' || hex(randomblob(4)), 'buyer' || i || '@example.com',
+        CASE i % 5 WHEN 0 THEN 'Brussels' WHEN 1 THEN 'Ghent' WHEN 2 THEN 'Antwerp' WHEN 3 THEN 'Namur' ELSE 'Liège' END FROM n`).run(customers);
+    const orders = db.prepare(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+      INSERT INTO sales_orders (customer_id, ordered_on, total_cents, state)
+      SELECT 1 + abs(random()) % ?, date('2020-01-01', '+' || (abs(random()) % 1500) || ' days'), abs(random()) % 1000000,
+        CASE abs(random()) % 4 WHEN 0 THEN 'draft' WHEN 1 THEN 'confirmed' WHEN 2 THEN 'invoiced' ELSE 'paid' END FROM n`);
+    const size = () => (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
+    while (size() < megabytes * 1e6) orders.run(200_000, customers);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.close();
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
+function printReport(figures: BackupsBenchFigures, copies: number[], backups: number[], snapshots: number[]): void {
+  const list = (values: number[]) => values.map((value) => Math.round(value)).join(', ');
+  console.log([
+    `backups: one running ERP service, database ${figures.databaseMb} MB, backup file ${figures.backupMb} MB ` +
+      `(compression ${figures.ratios.compression}x, gzip level 1)`,
+    `  plain file copy (fs.copyFile)    median ${figures.fileCopyMs} ms   (${list(copies)})`,
+    `  online backup alone (no gzip)    median ${figures.onlineBackupOnlyMs} ms   (${list(snapshots)})  = ${figures.ratios.onlineBackupOnlyOverFileCopy}x the file copy`,
+    `  backup, API request to its end   median ${figures.backupMs} ms   (${list(backups)})  = ${figures.ratios.backupOverFileCopy}x the file copy`,
+    `    of which the operation ran     median ${figures.backupRunMs} ms (snapshot, gzip, SHA-256 in a worker thread)`,
+    `  restore, API request to its end  ${figures.restoreMs} ms (verify, safety backup, swap, restart) = ${figures.ratios.restoreOverFileCopy}x`,
+    `  download over REST               ${figures.downloadMbPerS} MB/s`,
+    `  target: backup within ${figures.target.backupWithinFileCopyTimes}x the file copy: ${figures.target.met ? 'met' : 'NOT met'}`,
+  ].join('\n'));
+}
+
+// Run directly: node dist/bench/backups.bench.js
+if (import.meta.url === `file://${process.argv[1]}`) await backupsBench();

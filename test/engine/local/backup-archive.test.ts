@@ -1,0 +1,113 @@
+// The local driver's backup files, run in process: a packed database unpacks to the same rows
+// with the checksum it was given, and every way an archive can be bad is refused with a sentence
+// before anything relies on it.
+import { createHash } from 'node:crypto';
+import { closeSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import SQLite from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openErpDatabase } from '../../../src/engine/erp-app/database.js';
+import { ArchiveProblem, packDatabase, unpackVerified } from '../../../src/engine/local/backup-archive.js';
+import { tempDataDir } from '../../support/fixtures.js';
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+describe('backup archives', () => {
+  const dir = tempDataDir();
+  const source = join(dir, 'erp.sqlite');
+  const archive = join(dir, 'backup.sqlite.gz');
+  let packed: { sizeBytes: number; sha256: string };
+
+  beforeAll(async () => {
+    const db = openErpDatabase(source);
+    // Over one 8 MiB chunk, so the archive has several gzip members.
+    const insert = db.prepare('INSERT INTO customers (name, email, city) VALUES (?, ?, ?)');
+    db.transaction(() => {
+      for (let index = 0; index < 200_000; index++) insert.run(`Customer ${index} ${Math.random()}`, `c${index}@example.com`, 'Ghent');
+    })();
+    db.close();
+    packed = await packDatabase(source, archive);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function problemOf(file: string, checksum: string): Promise<string> {
+    const outcome = await unpackVerified(file, checksum, join(dir, 'unpacked.sqlite')).then(() => 'accepted', (error: unknown) => error);
+    rmSync(join(dir, 'unpacked.sqlite'), { force: true });
+    expect(outcome).toBeInstanceOf(ArchiveProblem);
+    return (outcome as ArchiveProblem).message;
+  }
+
+  /** Writes `bytes` gzip-compressed and returns the archive's path and checksum. */
+  function archiveOf(name: string, bytes: Buffer): { file: string; checksum: string } {
+    const file = join(dir, name);
+    writeFileSync(file, gzipSync(bytes));
+    return { file, checksum: sha256(readFileSync(file)) };
+  }
+
+  it('reports the size and SHA-256 of the file it wrote, in gzip members that gunzip reads as one database', () => {
+    const bytes = readFileSync(archive);
+    expect(packed).toEqual({ sizeBytes: bytes.length, sha256: sha256(bytes) });
+    expect(statSync(source).size).toBeGreaterThan(8 * 1024 * 1024);
+    expect(gunzipSync(bytes).subarray(0, 16).toString('latin1')).toBe('SQLite format 3\0');
+  });
+
+  it('unpacks to a database with the same rows', async () => {
+    const target = join(dir, 'restored.sqlite');
+    await unpackVerified(archive, packed.sha256, target);
+    const count = (file: string) => {
+      const db = new SQLite(file, { readonly: true });
+      const row = db.prepare('SELECT count(*) AS count, sum(length(name)) AS size FROM customers').get();
+      db.close();
+      return row;
+    };
+    expect(count(target)).toEqual(count(source));
+  });
+
+  it('refuses a file that does not match its checksum', async () => {
+    const changed = join(dir, 'changed.sqlite.gz');
+    const bytes = readFileSync(archive);
+    const middle = bytes.length >> 1;
+    bytes.writeUInt8(bytes.readUInt8(middle) ^ 0xff, middle);
+    writeFileSync(changed, bytes);
+    expect(await problemOf(changed, packed.sha256)).toBe(
+      `The backup file does not match its SHA-256 checksum (expected ${packed.sha256}, found ${sha256(bytes)}): it was changed or ` +
+        'damaged after it was taken.');
+  });
+
+  it('refuses a truncated gzip file even when its checksum was recorded truncated', async () => {
+    const truncated = join(dir, 'truncated.sqlite.gz');
+    const bytes = readFileSync(archive).subarray(0, 100_000);
+    writeFileSync(truncated, bytes);
+    expect(await problemOf(truncated, sha256(bytes))).toBe('The backup file is not a complete gzip file (unexpected end of file).');
+  });
+
+  it('refuses a database that fails SQLite\'s integrity check', async () => {
+    const damaged = join(dir, 'damaged.sqlite');
+    writeFileSync(damaged, readFileSync(source));
+    // Scribbles over pages in the middle of the customers table.
+    const fd = openSync(damaged, 'r+');
+    writeSync(fd, Buffer.alloc(4096 * 3, 0x5a), 0, 4096 * 3, 4096 * 40 + 100);
+    closeSync(fd);
+    const { file, checksum } = archiveOf('damaged.sqlite.gz', readFileSync(damaged));
+    expect(await problemOf(file, checksum)).toMatch(
+      /^The backup(?:'s database failed SQLite's integrity check: .+| does not hold a sound SQLite database \(.+\))\.$/);
+  });
+
+  it('refuses a file that is not a database, and a database that is not an ERP database', async () => {
+    const garbage = archiveOf('garbage.sqlite.gz', Buffer.from('not a database at all, just text '.repeat(200)));
+    expect(await problemOf(garbage.file, garbage.checksum)).toBe(
+      'The backup does not hold a sound SQLite database (file is not a database).');
+    const otherPath = join(dir, 'other.sqlite');
+    const other = new SQLite(otherPath);
+    other.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)');
+    other.close();
+    const foreign = archiveOf('other.sqlite.gz', readFileSync(otherPath));
+    expect(await problemOf(foreign.file, foreign.checksum)).toBe(
+      'The backup does not hold an ERP database: it has no users, customers, products, sales_orders table.');
+  });
+
+  it('refuses a backup whose file is gone', async () => {
+    expect(await problemOf(join(dir, 'missing.sqlite.gz'), packed.sha256)).toBe('The backup file is missing from the server.');
+  });
+});

@@ -1,0 +1,35 @@
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import { defineCapability, type CapabilityContext, type FileSource } from '../../src/core/capability.js';
+import { AppError } from '../../src/core/errors.js';
+import { downloadLink, DownloadView } from '../downloads.js';
+import { BackupId } from '../schemas.js';
+
+function backupFile(context: CapabilityContext): FileSource {
+  const backup = context.target as { id: string; state: string; file_path: string | null; size_bytes: number | null; sha256: string | null };
+  if (backup.state !== 'completed' || backup.file_path === null || backup.size_bytes === null) {
+    throw new AppError('conflict', `Backup ${backup.id} is ${backup.state}: only a completed backup can be downloaded.`);
+  }
+  if (!existsSync(backup.file_path)) throw new AppError('conflict', `The file of backup ${backup.id} is no longer on the server.`);
+  return {
+    path: backup.file_path, filename: `${backup.id}.sqlite.gz`, contentType: 'application/gzip', sizeBytes: backup.size_bytes, sha256: backup.sha256,
+  };
+}
+
+export default defineCapability({
+  name: 'download_backup',
+  title: 'Download a backup',
+  description:
+    'The backup file: the service\'s SQLite database, gzip-compressed. Over REST the response is the file, with ' +
+    'Content-Length, its SHA-256 as Repr-Digest, and Range requests to resume; over MCP a single-use link valid for ' +
+    '5 minutes. Check the file against the backup\'s sha256.',
+  permission: 'backups:download',
+  target: { kind: 'backup', from: 'backup_id' },
+  input: z.strictObject({ backup_id: BackupId }),
+  output: DownloadView,
+  http: { method: 'GET', path: '/api/backups/{backup_id}/download', status: 200, produces: 'application/gzip' },
+  hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  errors: ['validation_failed', 'not_found', 'conflict'],
+  run: async (_input, context) => downloadLink(context, backupFile(context)),
+  download: async (_input, context) => backupFile(context),
+});
