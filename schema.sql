@@ -153,7 +153,8 @@ CREATE TABLE IF NOT EXISTS backups (
   service_id    TEXT NOT NULL REFERENCES erp_services (id),
   state         TEXT NOT NULL CHECK (state IN ('pending', 'completed', 'failed')),
   kind          TEXT NOT NULL DEFAULT 'manual',
-  size_bytes    INTEGER,
+  -- BIGINT: PostgreSQL's INTEGER stops at 2 GiB; on SQLite both are the same 64-bit integer.
+  size_bytes    BIGINT,
   sha256        TEXT,
   file_path     TEXT,
   operation_id  TEXT REFERENCES operations (id),
@@ -281,3 +282,28 @@ CREATE TABLE IF NOT EXISTS download_links (
   expires_at   TEXT NOT NULL,
   used_at      TEXT
 );
+
+-- OAuth sign-in (src/oauth): what the authorization server keeps (registered clients, grants,
+-- codes, refresh tokens, interactions, its signing and cookie keys) and our sign-in records,
+-- which tie an OAuth grant to the team token it issued. A record whose id is a bearer secret
+-- (codes, tokens, sessions) is kept under the SHA-256 of that value, never the value itself.
+CREATE TABLE IF NOT EXISTS oauth_records (
+  kind         TEXT NOT NULL,
+  id           TEXT NOT NULL,
+  -- JSON.
+  payload      TEXT NOT NULL,
+  grant_id     TEXT,
+  -- SHA-256 of a device flow's user code, for the code-entry page's lookup.
+  user_code    TEXT,
+  uid          TEXT,
+  -- The team token (api_tokens.id) a sign-in issued.
+  token_id     TEXT,
+  expires_at   TEXT,
+  consumed_at  TEXT,
+  PRIMARY KEY (kind, id)
+);
+CREATE INDEX IF NOT EXISTS oauth_records_grant ON oauth_records (grant_id);
+CREATE INDEX IF NOT EXISTS oauth_records_user_code ON oauth_records (user_code);
+CREATE INDEX IF NOT EXISTS oauth_records_uid ON oauth_records (uid);
+CREATE INDEX IF NOT EXISTS oauth_records_token ON oauth_records (token_id);
+CREATE INDEX IF NOT EXISTS oauth_records_expiry ON oauth_records (expires_at);

@@ -35,6 +35,7 @@ async function tightLoop(dataDir: string, token: string) {
     const db = app.db;
     const principal = await authenticate(db.kysely, token);
     const hash = hashTokenValue(token);
+    if (!db.sqlite) throw new Error('this profile reads SQLite directly');
     const findToken = db.sqlite.prepare('SELECT id, team_id FROM api_tokens WHERE token_hash = ?');
     const list = db.sqlite.prepare(`SELECT id, name, server_id, parent_id, state, revision, port, created_at, updated_at
       FROM erp_services WHERE team_id = ? AND deleted_at IS NULL

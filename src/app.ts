@@ -2,7 +2,7 @@
 // `teaminfra serve` (or a test) and handed to every adapter.
 import { AuditLog } from './core/audit.js';
 import type { CoreDeps } from './core/invoke.js';
-import { openDatabase, type Db } from './db/connect.js';
+import { openDatabase, type DatabaseOptions, type Db } from './db/connect.js';
 import { createEngine, type Engine, type EngineConfig } from './engine/engine.js';
 import { rateLimitFromEnv, type RateLimitConfig } from './http/rate-limit.js';
 import { MailCatcher } from './mail/mail-catcher.js';
@@ -11,11 +11,14 @@ import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config.js';
 import { WebhookWorker } from './webhooks/delivery-worker.js';
 
 export interface AppConfig {
+  /** This node's files (ERP services, caught emails); and the SQLite database unless `database` says otherwise. */
   dataDir: string;
+  /** PostgreSQL (`url`, pool size), shared by several nodes; absent: SQLite in `dataDir`. */
+  database?: DatabaseOptions;
   rateLimit: RateLimitConfig;
   /** Largest JSON request body accepted, in bytes. */
   bodyLimitBytes: number;
-  /** Engine tuning (lease, poll, concurrency, timeouts); defaults in src/engine/engine.ts. */
+  /** Engine tuning (node name, lease, poll, concurrency, timeouts); defaults in src/engine/engine.ts. */
   engine?: Partial<EngineConfig>;
   mail: MailConfig;
   webhooks: WebhookConfig;
@@ -40,10 +43,12 @@ export function defaultConfig(dataDir: string): AppConfig {
 }
 
 export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInternalError']): App {
-  const db = openDatabase(config.dataDir);
+  const db = openDatabase(config.dataDir, config.database);
   const audit = new AuditLog(db.kysely, { onError: (error) => console.error('audit flush failed', error) });
-  const engine = createEngine(db, config.engine);
   const mailCatcher = new MailCatcher(db.kysely, config.dataDir, config.mail);
+  // Copies send their mail to the catcher; its port is known only once `serve` has started it.
+  const copyMailRelay = () => (mailCatcher.port > 0 ? `${config.mail.host}:${mailCatcher.port}` : null);
+  const engine = createEngine(db, { copyMailRelay, ...config.engine });
   const webhooks = new WebhookWorker(db.kysely, config.webhooks);
   return {
     db,

@@ -83,8 +83,9 @@ async function seedHistory(db: Kysely<Database>, teamId: string, serviceIds: str
   return { backups: backups.length, operations: operations.length, audit: audit.length };
 }
 
-export async function seedListServices(dataDir: string): Promise<ListServicesFixture> {
-  const app = createApp(defaultConfig(dataDir));
+/** Seeds SQLite in `dataDir`, or the PostgreSQL database at `databaseUrl` when given. */
+export async function seedListServices(dataDir: string, databaseUrl?: string): Promise<ListServicesFixture> {
+  const app = createApp({ ...defaultConfig(dataDir), database: databaseUrl ? { url: databaseUrl, poolSize: 4 } : undefined });
   try {
     const db = app.db.kysely;
     const counts: Record<string, number> = { teams: 0, servers: 0, services: 0, copies: 0, tokens: 0, backups: 0, operations: 0, audit: 0 };

@@ -12,7 +12,7 @@ import { insertService } from '../db/repositories/services.js';
 import { findActiveMember, findTeam, insertTeam, setTeamPlan, upsertMember } from '../db/repositories/teams.js';
 import { createToken } from '../db/repositories/tokens.js';
 import { parseArgs } from 'node:util';
-import { COMMON_OPTIONS, dataDirOf, listOption, parseOptions, required } from './options.js';
+import { COMMON_OPTIONS, dataLocationOf, listOption, parseOptions, required } from './options.js';
 import { UsageError } from './usage.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
 import { webhookConfigFromEnv } from '../webhooks/config.js';
@@ -157,7 +157,8 @@ export async function runAdmin(args: string[], stdin: () => Promise<string>): Pr
   }
   // Lenient here, only to find the database; the handler parses every option strictly.
   const common = parseArgs({ args: rest, options: COMMON_OPTIONS, strict: false, allowPositionals: true }).values;
-  const db = openDatabase(dataDirOf(common));
+  const location = dataLocationOf(common);
+  const db = openDatabase(location.dataDir, location.database);
   try {
     return await handler(db.kysely, rest, stdin);
   } finally {

@@ -17,6 +17,12 @@ async function main(argv: string[]): Promise<void> {
       return (await import('./serve.js')).runServe(rest);
     case 'mcp':
       return (await import('./mcp.js')).runMcpStdio(rest);
+    case 'login':
+      return (await import('./login.js')).runLogin(rest);
+    case 'logout':
+      return (await import('./login.js')).runLogout(rest);
+    case 'services':
+      return (await import('./services-command.js')).runServices(rest);
     case 'admin':
       process.stdout.write(JSON.stringify(await (await import('./admin.js')).runAdmin(rest, readStdin)) + '\n');
       return;

@@ -1,12 +1,12 @@
-// `teaminfra mcp [--data-dir DIR]`: MCP over stdio, token from TEAMINFRA_TOKEN.
+// `teaminfra mcp [--data-dir DIR] [--database-url URL]`: MCP over stdio, token from TEAMINFRA_TOKEN.
 import { serveStdio, StdioRefusal, TOKEN_VARIABLE } from '../mcp/stdio.js';
-import { dataDirOf, parseOptions } from './options.js';
+import { dataLocationOf, parseOptions } from './options.js';
 import { UsageError } from './usage.js';
 
 export async function runMcpStdio(args: string[]): Promise<void> {
   const values = parseOptions(args, {}, 'mcp');
   try {
-    await serveStdio(dataDirOf(values), process.env[TOKEN_VARIABLE]);
+    await serveStdio(dataLocationOf(values), process.env[TOKEN_VARIABLE]);
   } catch (error) {
     if (error instanceof StdioRefusal) {
       const message = `mcp: ${error.message}`;

@@ -1,5 +1,6 @@
 // Argument parsing for the command line, on node:util parseArgs, with errors that say what to do.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { DEFAULT_POOL_SIZE, isPostgresUrl, type PostgresTarget } from '../db/dialect-postgres.js';
 import { UsageError } from './usage.js';
 
 type OptionSpec = NonNullable<ParseArgsConfig['options']>;
@@ -29,10 +30,37 @@ export function listOption(value: unknown): string[] | null {
   return value.split(',').map((item) => item.trim()).filter((item) => item.length > 0);
 }
 
-export function dataDirOf(values: Record<string, unknown>): string {
-  const databaseUrl = (values['database-url'] as string | undefined) ?? process.env.DATABASE_URL;
-  if (databaseUrl) {
-    throw new UsageError('PostgreSQL (--database-url / DATABASE_URL) is not supported by this version yet; use --data-dir for SQLite.');
+/** Where a command's data is: this node's files, and the database (SQLite there, or PostgreSQL). */
+export interface DataLocation {
+  dataDir: string;
+  database?: PostgresTarget;
+}
+
+/** --data-dir (default ./data); --database-url or DATABASE_URL for PostgreSQL, with TEAMINFRA_DB_POOL connections. */
+export function dataLocationOf(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): DataLocation {
+  const dataDir = (values['data-dir'] as string | undefined) ?? './data';
+  const url = (values['database-url'] as string | undefined) ?? env.DATABASE_URL;
+  if (url === undefined || url === '') return { dataDir };
+  if (!isPostgresUrl(url)) {
+    throw new UsageError('--database-url (or DATABASE_URL) must be a PostgreSQL address such as ' +
+      'postgres://user:password@host:5432/database; leave it out to keep the data in SQLite under --data-dir.');
   }
-  return (values['data-dir'] as string | undefined) ?? './data';
+  const pool = env.TEAMINFRA_DB_POOL;
+  const poolSize = pool === undefined || pool === '' ? DEFAULT_POOL_SIZE : Number(pool);
+  if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000) {
+    throw new UsageError(`TEAMINFRA_DB_POOL must be a number of connections from 1 to 1000; got "${pool}".`);
+  }
+  return { dataDir, database: { url, poolSize } };
+}
+
+/**
+ * TEAMINFRA_LEASE_MS: how long an operation's lease lasts without renewal, so how long before
+ * another node takes a silent node for gone (default 30 s, src/engine/engine.ts).
+ */
+export function leaseMsFromEnv(env: NodeJS.ProcessEnv = process.env): { leaseMs?: number } {
+  const text = env.TEAMINFRA_LEASE_MS;
+  if (text === undefined || text === '') return {};
+  const leaseMs = Number(text);
+  if (!Number.isInteger(leaseMs) || leaseMs < 300) throw new UsageError(`TEAMINFRA_LEASE_MS must be a number of milliseconds of at least 300; got "${text}".`);
+  return { leaseMs };
 }

@@ -3,17 +3,33 @@ import { createApp, defaultConfig } from '../app.js';
 import { buildHttpServer } from '../http/server.js';
 import { catalog } from '../../tools/index.js';
 import { seedDemoIfEmpty } from './demo.js';
-import { dataDirOf, parseOptions } from './options.js';
+import { describePostgresUrl } from '../db/dialect-postgres.js';
+import { defaultNodeName, NODE_NAME } from '../engine/node-name.js';
+import { dataLocationOf, leaseMsFromEnv, parseOptions } from './options.js';
 import { UsageError } from './usage.js';
 
 export async function runServe(args: string[]): Promise<void> {
-  const values = parseOptions(args, { port: { type: 'string' }, host: { type: 'string' }, demo: { type: 'boolean' } }, 'serve');
+  const values = parseOptions(args, {
+    port: { type: 'string' }, host: { type: 'string' }, demo: { type: 'boolean' }, node: { type: 'string' },
+  }, 'serve');
   const port = Number(values.port ?? process.env.PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`serve: --port must be a port number; got "${values.port}".`);
   const host = values.host ?? '127.0.0.1';
 
-  const app = createApp(defaultConfig(dataDirOf(values)), (error, capability) =>
+  const node = values.node ?? defaultNodeName();
+  if (!NODE_NAME.test(node)) {
+    throw new UsageError(`serve: the node name "${node}" must be 1 to 63 letters, digits, dots, dashes or underscores; set --node or TEAMINFRA_NODE.`);
+  }
+  const location = dataLocationOf(values);
+  const databaseName = location.database ? `PostgreSQL ${describePostgresUrl(location.database.url)}` : `SQLite in ${location.dataDir}`;
+
+  const app = createApp({ ...defaultConfig(location.dataDir), database: location.database, engine: { node, ...leaseMsFromEnv() } }, (error, capability) =>
     console.error(JSON.stringify({ level: 'error', msg: 'internal error', capability, reason: error.internalReason })));
+  // PostgreSQL connects on first use: fail here, with the address, rather than on the first request.
+  await app.db.ready().catch(async (error: Error) => {
+    await app.close().catch(() => undefined);
+    throw new Error(`serve: cannot use the database (${databaseName}): ${error.message}`);
+  });
   const demo = values.demo ? await seedDemoIfEmpty(app.db.kysely) : undefined;
   // The mail catcher first: copies started by the engine send their mail to it.
   const smtpPort = await app.mailCatcher.start().catch((error: NodeJS.ErrnoException) => {
@@ -34,6 +50,7 @@ export async function runServe(args: string[]): Promise<void> {
     `  API docs:      ${address}/docs  (OpenAPI: ${address}/docs/api.json)`,
     `  Panel:         ${address}/panel`,
     `  Mail catcher:  smtp://${app.config.mail.host}:${smtpPort} (copies only)`,
+    `  Node:          ${node} (database: ${databaseName})`,
   ];
   if (demo) {
     lines.push(

@@ -1,6 +1,7 @@
 // The operator command line's contract (DESIGN.md), as printed by `teaminfra help`.
 export const USAGE = `Usage:
-  teaminfra serve [--data-dir DIR] [--port N] [--host H] [--demo]    REST + MCP HTTP + panel + docs
+  teaminfra serve [--data-dir DIR] [--port N] [--host H] [--demo] [--node NAME]
+                                                                REST + MCP HTTP + panel + docs
   teaminfra mcp   [--data-dir DIR]                              MCP over stdio, token from TEAMINFRA_TOKEN
   teaminfra admin create-team   --name N [--plan free|starter|business|enterprise] [--timezone TZ]
   teaminfra admin set-plan      --team ID --plan P
@@ -13,8 +14,14 @@ export const USAGE = `Usage:
   teaminfra admin remove-member --team ID --email E
   teaminfra admin create-webhook --team ID --url URL [--events t1,t2] [--allow-private]
 
-Every command takes --data-dir DIR (default ./data) and --database-url URL (or DATABASE_URL).
-Each admin command prints one JSON object.`;
+Every command above takes --data-dir DIR (default ./data) and --database-url URL (or DATABASE_URL).
+Each admin command prints one JSON object.
+
+As a client of a running server (the token from "login", or TEAMINFRA_TOKEN with TEAMINFRA_URL):
+  teaminfra login --url BASE                 sign in: approve the code shown in the panel (owner or admin)
+  teaminfra logout                           revoke the login's token and forget it
+  teaminfra services list [--json]
+  teaminfra services start SERVICE_ID [--no-wait] [--json]`;
 
 /** A mistake in how the command was called: exit code 2 and a sentence on stderr. */
 export class UsageError extends Error {}

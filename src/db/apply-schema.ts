@@ -1,5 +1,6 @@
 // Applies schema.sql statement by statement. Every statement is idempotent, so this runs at
-// every start and a second start on the same data changes nothing.
+// every start and a second start on the same data changes nothing. The same statements run on
+// PostgreSQL (dialect-postgres.ts, asynchronously); this is SQLite's synchronous path.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../package-root.js';

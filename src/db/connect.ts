@@ -1,25 +1,53 @@
-// Opens the database: SQLite (better-sqlite3, WAL, foreign keys on) under the data directory.
-// The PostgreSQL dialect joins here later; capabilities never see which engine runs.
+// Opens the database: SQLite (better-sqlite3, WAL, foreign keys on) under the data directory by
+// default, or PostgreSQL when a database URL is given (dialect-postgres.ts), for several nodes
+// sharing one database. Capabilities never see which engine runs; the few differences live in
+// dialect.ts.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect, type Compilable } from 'kysely';
+import { Kysely, SqliteDialect, sql, type Compilable } from 'kysely';
 import type { Database } from './tables.js';
 import { applySchema } from './apply-schema.js';
+import type { DatabaseEngine } from './dialect.js';
+import { DEFAULT_POOL_SIZE, openPostgres } from './dialect-postgres.js';
 
 export interface Db {
   kysely: Kysely<Database>;
-  /** The raw SQLite handle, for the few hot paths that use prepared statements directly. */
-  sqlite: SQLite.Database;
-  /** Queries compiled and prepared once, for the hot paths (see `fastPathFor`). */
-  statements: StatementCache;
+  engine: DatabaseEngine;
+  /** The raw SQLite handle, for the few hot paths that use prepared statements directly; SQLite only. */
+  sqlite?: SQLite.Database;
+  /** Queries compiled and prepared once, for the hot paths (see `fastPathFor`); SQLite only. */
+  statements?: StatementCache;
+  /** Files of this node (ERP services, caught emails), whichever engine keeps the rows. */
   dataDir: string;
+  /** Resolves once the database answers with its schema applied (PostgreSQL connects lazily). */
+  ready(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface SqliteDb extends Db {
+  engine: 'sqlite';
+  sqlite: SQLite.Database;
+  statements: StatementCache;
+}
+
+/** Where the rows live: no `url`, SQLite in the data directory; a postgres:// `url`, PostgreSQL. */
+export interface DatabaseOptions {
+  url?: string | undefined;
+  /** PostgreSQL connections this process keeps at most; default 10. */
+  poolSize?: number | undefined;
 }
 
 export const DATABASE_FILE = 'teaminfra.sqlite';
 
-export function openDatabase(dataDir: string): Db {
+export function openDatabase(dataDir: string): SqliteDb;
+export function openDatabase(dataDir: string, options: DatabaseOptions | undefined): Db;
+export function openDatabase(dataDir: string, options: DatabaseOptions = {}): Db {
+  if (options.url) return openPostgresDb(dataDir, options.url, options.poolSize ?? DEFAULT_POOL_SIZE);
+  return openSqliteDb(dataDir);
+}
+
+function openSqliteDb(dataDir: string): SqliteDb {
   mkdirSync(dataDir, { recursive: true });
   const sqlite = new SQLite(join(dataDir, DATABASE_FILE));
   sqlite.pragma('journal_mode = WAL');
@@ -32,12 +60,27 @@ export function openDatabase(dataDir: string): Db {
   fastPaths.set(kysely, statements);
   return {
     kysely,
+    engine: 'sqlite',
     sqlite,
     statements,
     dataDir,
+    async ready() {},
     async close() {
       await kysely.destroy();
     },
+  };
+}
+
+function openPostgresDb(dataDir: string, url: string, poolSize: number): Db {
+  const { kysely, end } = openPostgres({ url, poolSize });
+  return {
+    kysely,
+    engine: 'postgres',
+    dataDir,
+    async ready() {
+      await sql`select 1`.execute(kysely);
+    },
+    close: end,
   };
 }
 
@@ -47,7 +90,7 @@ export function openDatabase(dataDir: string): Db {
  * every call, which costs more than running it. A `PreparedQuery` is the same Kysely query,
  * compiled once with named placeholders in place of its values and prepared once; a call binds
  * the values and runs it. Same SQL, same rows. Only on SQLite: `fastPathFor` answers undefined
- * for anything else (a transaction's Kysely, PostgreSQL later), and callers then run the query
+ * for anything else (a transaction's Kysely, PostgreSQL), and callers then run the query
  * through Kysely as usual.
  */
 export interface PreparedQuery<Row> {

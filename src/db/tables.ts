@@ -105,6 +105,12 @@ export interface DownloadLinksTable {
   id_hash: string; team_id: string; token_id: string; file: string; created_at: string; expires_at: string; used_at: string | null;
 }
 
+/** src/oauth: the authorization server's records and our sign-in records (schema.sql). */
+export interface OAuthRecordsTable {
+  kind: string; id: string; payload: string; grant_id: string | null; user_code: string | null; uid: string | null;
+  token_id: string | null; expires_at: string | null; consumed_at: string | null;
+}
+
 export interface Database {
   teams: TeamsTable;
   users: UsersTable;
@@ -125,4 +131,5 @@ export interface Database {
   audit_log: AuditLogTable;
   invitations: InvitationsTable;
   download_links: DownloadLinksTable;
+  oauth_records: OAuthRecordsTable;
 }

@@ -5,6 +5,7 @@ import type { Db } from '../db/connect.js';
 import { nowIso } from '../db/ids.js';
 import type { ServiceDriver } from './driver.js';
 import { LocalDriver } from './local/local-driver.js';
+import { defaultNodeName } from './node-name.js';
 import { performOperation } from './perform.js';
 import { reconcileServices } from './reconcile.js';
 import { specOf, takenPorts } from './service-spec.js';
@@ -13,6 +14,8 @@ import { OperationWorker } from './worker.js';
 import { inWriteTransaction } from './write-transaction.js';
 
 export interface EngineConfig {
+  /** This node: it runs only the operations and services of the servers it hosts (node-name.ts). */
+  node: string;
   /** How long a worker's claim on an operation lasts without renewal. */
   leaseMs: number;
   /** How often the worker looks for operations it was not woken for. */
@@ -23,10 +26,16 @@ export interface EngineConfig {
   reconcileIntervalMs: number;
   startTimeoutMs: number;
   stopGraceMs: number;
+  /**
+   * "host:port" of the mail catcher while it runs, else null; asked at each start of a copy,
+   * so the catcher may start before or after the engine. Copies send their mail only there.
+   */
+  copyMailRelay: () => string | null;
 }
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
-  leaseMs: 30_000, pollMs: 500, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: 10_000, stopGraceMs: 5_000,
+  node: defaultNodeName(), leaseMs: 30_000, pollMs: 500, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: 10_000, stopGraceMs: 5_000,
+  copyMailRelay: () => null,
 };
 
 export interface Engine {
@@ -41,11 +50,11 @@ export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onEr
   const config = { ...DEFAULT_ENGINE_CONFIG, ...overrides };
   const driver = new LocalDriver({
     dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
-    takenPorts: () => takenPorts(db.kysely),
+    takenPorts: () => takenPorts(db.kysely), copyMailRelay: config.copyMailRelay,
   });
-  const reconcileDeps = { db: db.kysely, driver, onError };
+  const reconcileDeps = { db: db.kysely, driver, node: config.node, onError };
   const worker = new OperationWorker(db, (operation, owner, attempt) => performOperation({ db, driver, onError }, operation, owner, attempt), {
-    leaseMs: config.leaseMs, pollMs: config.pollMs, concurrency: config.concurrency, onError,
+    node: config.node, leaseMs: config.leaseMs, pollMs: config.pollMs, concurrency: config.concurrency, onError,
   });
   let state: 'new' | 'started' | 'closed' = 'new';
   let reconcileTimer: NodeJS.Timeout | undefined;
@@ -84,7 +93,7 @@ export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onEr
 /** Stops every service's process and records it stopped; for tests and benchmarks. */
 async function stopEveryService(db: Db, driver: ServiceDriver, onError: (error: unknown, context: string) => void): Promise<void> {
   const rows = await db.kysely.selectFrom('erp_services as s').innerJoin('servers as v', 'v.id', 's.server_id')
-    .select(['s.id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 's.state', 'v.id as server_id', 'v.root_dir'])
+    .select(['s.id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 's.parent_id', 's.state', 'v.id as server_id', 'v.root_dir'])
     .where('s.deleted_at', 'is', null).execute();
   await Promise.all(rows.map(async (row) => {
     try {

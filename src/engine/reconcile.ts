@@ -3,18 +3,25 @@
 // - "running" and answering: adopted (pid and port refreshed); not running: failed, with why;
 // - "stopped" or "failed" but a process of it runs (left by a crash): that process is stopped;
 // - a transitional state with no operation behind it: set to what really runs.
-// Periodically, only the first check, so that a service whose process died is shown failed.
+// Periodically, the first and last checks, so that a service whose process died is shown
+// failed, and one whose operation ended without it (its node was taken for dead, lost-node.ts)
+// shows what runs.
+// Only services on servers this node hosts (or that no node hosts yet): another node's
+// processes run on its machine, where this one cannot see them. At start, a server left
+// provisioning by an operation that ended without it is provisioned again (idempotent).
 import type { Kysely } from 'kysely';
 import type { Database, ServiceState } from '../db/tables.js';
 import { nowIso } from '../db/ids.js';
 import type { ServiceDriver, ServiceStatus } from './driver.js';
 import { specOf } from './service-spec.js';
-import { changeServiceState, type ServiceChange } from './state-changes.js';
+import { changeServerState, changeServiceState, type ServiceChange } from './state-changes.js';
 import { inWriteTransaction } from './write-transaction.js';
 
 export interface ReconcileDeps {
   db: Kysely<Database>;
   driver: ServiceDriver;
+  /** This node's name (servers.node). */
+  node: string;
   onError(error: unknown, context: string): void;
 }
 
@@ -23,11 +30,13 @@ const INTERRUPTED = 'An operation on it was interrupted; this is the state it wa
 
 export async function reconcileServices(deps: ReconcileDeps, mode: 'startup' | 'periodic'): Promise<void> {
   let query = deps.db.selectFrom('erp_services as s').innerJoin('servers as v', 'v.id', 's.server_id')
-    .select(['s.id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 's.state', 's.updated_at', 'v.id as server_id', 'v.root_dir'])
+    .select(['s.id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 's.parent_id', 's.state', 's.updated_at', 'v.id as server_id', 'v.root_dir'])
     .where('s.deleted_at', 'is', null)
+    .where((eb) => eb.or([eb('v.node', 'is', null), eb('v.node', '=', deps.node)]))
     .where((eb) => eb.not(eb.exists(eb.selectFrom('operations as o').select('o.id')
       .whereRef('o.service_id', '=', 's.id').where('o.state', 'in', ['queued', 'running']))));
-  if (mode === 'periodic') query = query.where('s.state', '=', 'running');
+  if (mode === 'periodic') query = query.where('s.state', 'not in', ['stopped', 'failed']);
+  if (mode === 'startup') await reconcileServers(deps);
   for (const row of await query.execute()) {
     try {
       const spec = specOf(row);
@@ -73,4 +82,27 @@ async function applyIfUnchanged(
     }
     await changeServiceState(trx, row.id, change, { kind: 'reconcile', operationId: null }, nowIso());
   });
+}
+
+/** Servers of this node still provisioning with no operation behind it: provisioned again (idempotent). */
+async function reconcileServers(deps: ReconcileDeps): Promise<void> {
+  const servers = await deps.db.selectFrom('servers as v').select(['v.id', 'v.root_dir'])
+    .where('v.node', '=', deps.node).where('v.state', '=', 'provisioning').where('v.deleted_at', 'is', null)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('operations as o').select('o.id')
+      .whereRef('o.server_id', '=', 'v.id').where('o.service_id', 'is', null).where('o.state', 'in', ['queued', 'running']))))
+    .execute();
+  for (const server of servers) {
+    try {
+      const { rootDir } = await deps.driver.provisionServer({ id: server.id, rootDir: server.root_dir });
+      await inWriteTransaction(deps.db, async (trx) => {
+        const busy = await trx.selectFrom('operations').select('id').where('server_id', '=', server.id).where('service_id', 'is', null)
+          .where('state', 'in', ['queued', 'running']).executeTakeFirst();
+        const current = await trx.selectFrom('servers').select('state').where('id', '=', server.id).executeTakeFirst();
+        if (busy || current?.state !== 'provisioning') return;
+        await changeServerState(trx, server.id, { state: 'ready', rootDir }, null, nowIso(), 'server.ready');
+      });
+    } catch (error) {
+      deps.onError(error, `reconciling server ${server.id}`);
+    }
+  }
 }

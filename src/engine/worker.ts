@@ -1,15 +1,24 @@
 // The operations worker: takes queued operations (and running ones whose worker died) with a
 // lease, runs up to `concurrency` at once, renews each lease while it runs, and on close stops
 // taking work and waits for what it is running. Woken at once by operations queued in this
-// process; polls for the rest (other processes, expired leases).
+// process; polls for the rest (other processes and nodes, expired leases).
+// Nodes: a worker takes only operations on servers its node hosts (a server no node hosts yet
+// becomes this node's when the worker takes one of its operations), because the local driver
+// runs a server's services on its host's machine. A running operation whose node stopped
+// answering is failed by another node once its lease has expired (lost-node.ts).
 import type { Db } from '../db/connect.js';
-import { listClaimCandidates, renewLease, takeLease, type OperationRow } from '../db/repositories/operations.js';
+import {
+  hostServer, listClaimCandidates, renewLease, takeLease, type CandidateRow, type OperationRow,
+} from '../db/repositories/operations.js';
 import { isLeaseOwnerGone, LOCAL_OWNER_PREFIX, newLeaseOwner, retireLeaseOwner } from './lease-owner.js';
+import { failOperationOfLostNode } from './lost-node.js';
 import { recordOperationState } from './state-changes.js';
 import { onQueued } from './wake.js';
-import { inWriteTransaction } from './write-transaction.js';
+import { inClaimTransaction } from './write-transaction.js';
 
 export interface WorkerOptions {
+  /** This node's name (servers.node of the servers whose operations it runs). */
+  node: string;
   leaseMs: number;
   pollMs: number;
   concurrency: number;
@@ -84,17 +93,24 @@ export class OperationWorker {
   }
 
   private claimNext(): Promise<Claim | undefined> {
-    return inWriteTransaction(this.db.kysely, async (trx) => {
+    return inClaimTransaction(this.db.kysely, async (trx) => {
       const now = Date.now();
       const at = new Date(now).toISOString();
-      const candidates = await listClaimCandidates(trx, this.owner, { now: at, localOwnerPrefix: LOCAL_OWNER_PREFIX, limit: 20 });
+      const { node } = this.options;
+      const candidates = await listClaimCandidates(trx, this.owner, { node, now: at, localOwnerPrefix: LOCAL_OWNER_PREFIX, limit: 20 });
       for (const seen of candidates) {
         if (this.active.has(seen.id)) continue;
         const resumed = seen.state === 'running';
-        const leaseOver = !seen.lease_expires_at || Date.parse(seen.lease_expires_at) <= now || isLeaseOwnerGone(seen.lease_owner);
-        if (resumed && !leaseOver) continue;
+        const leaseExpired = !seen.lease_owner || !seen.lease_expires_at || Date.parse(seen.lease_expires_at) <= now;
+        if (seen.server_node !== null && seen.server_node !== node) {
+          // Another node's operation, here only because its lease expired: that node is gone.
+          if (resumed && leaseExpired) await failOperationOfLostNode(trx, seen, seen.server_node, at);
+          continue;
+        }
+        if (resumed && !leaseExpired && !isLeaseOwnerGone(seen.lease_owner)) continue;
+        if (seen.server_id !== null && seen.server_node === null && !(await hostServer(trx, seen.server_id, node))) continue;
         if (!(await takeLease(trx, seen, this.owner, new Date(now + this.options.leaseMs).toISOString(), at))) continue;
-        const operation: OperationRow = { ...seen, state: 'running', lease_owner: this.owner, started_at: seen.started_at ?? at };
+        const operation: OperationRow = { ...rowOf(seen), state: 'running', lease_owner: this.owner, started_at: seen.started_at ?? at };
         const reason = resumed ? `Resumed: the worker running it (${seen.lease_owner ?? 'unknown'}) stopped before it finished.` : null;
         await recordOperationState(trx, operation, 'running', reason, at);
         const attempts = await trx.selectFrom('operation_transitions').select((eb) => eb.fn.countAll<number>().as('count'))
@@ -123,4 +139,9 @@ export class OperationWorker {
       clearInterval(renewal);
     }
   }
+}
+
+function rowOf(candidate: CandidateRow): OperationRow {
+  const { server_node: _hostedBy, ...row } = candidate;
+  return row;
 }

@@ -6,6 +6,8 @@ import type { App } from '../app.js';
 import type { Capability } from '../core/capability.js';
 import { AppError, INTERNAL_ERROR_SENTENCE } from '../core/errors.js';
 import { registerMcpHttp } from '../mcp/http-transport.js';
+import { OAuthServer } from '../oauth/oauth-server.js';
+import { registerOAuthRoutes } from '../oauth/oauth-routes.js';
 import { registerPanel } from '../panel/panel-routes.js';
 import { registerDocs } from './docs-page.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -58,7 +60,10 @@ export async function buildHttpServer(app: App, catalog: readonly Capability[], 
   const limiter = new RateLimiter(app.config.rateLimit);
   registerRestRoutes(server, catalog, app, limiter);
   registerDocs(server, buildOpenApiDocument(catalog));
-  await registerPanel(server, app);
+  // Sign-in of assistants and the command line (src/oauth); its approval pages are in the panel.
+  const oauth = new OAuthServer(app, (message, error) => server.log.error({ err: error }, message));
+  registerOAuthRoutes(server, app, oauth, { allowedHosts: options.allowedHosts });
+  await registerPanel(server, app, oauth);
   registerMcpHttp(server, app, catalog, { allowedHosts: options.allowedHosts, limiter });
   return server;
 }

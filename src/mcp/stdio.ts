@@ -1,7 +1,8 @@
 // `teaminfra mcp`: the same tools over stdio, for an assistant that starts this process itself,
-// against the local data directory, with the token from TEAMINFRA_TOKEN. The token is checked
-// before anything is served (a bad one exits non-zero with a sentence on stderr), and again on
-// every request, like over HTTP. stdout carries protocol only: everything else goes to stderr.
+// against the local data directory (or the PostgreSQL database given), with the token from
+// TEAMINFRA_TOKEN. The token is checked before anything is served (a bad one exits non-zero with
+// a sentence on stderr), and again on every request, like over HTTP. stdout carries protocol
+// only: everything else goes to stderr.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -9,7 +10,7 @@ import { catalog } from '../../tools/index.js';
 import { createApp, defaultConfig, type App } from '../app.js';
 import { toAppError } from '../core/errors.js';
 import { admit } from '../core/invoke.js';
-import { DATABASE_FILE } from '../db/connect.js';
+import { DATABASE_FILE, type DatabaseOptions } from '../db/connect.js';
 import { createMcpServer } from './mcp-server.js';
 import { buildToolCatalog } from './tool-definitions.js';
 
@@ -23,18 +24,25 @@ export class StdioRefusal extends Error {
 }
 
 /** Serves until stdin closes; rejects with a StdioRefusal before serving anything when it cannot start. */
-export async function serveStdio(dataDir: string, bearer: string | undefined): Promise<void> {
+export async function serveStdio(location: { dataDir: string; database?: DatabaseOptions }, bearer: string | undefined): Promise<void> {
+  const { dataDir, database } = location;
   keepStdoutForProtocol();
   if (!bearer || bearer.trim() === '') {
     throw new StdioRefusal(`${TOKEN_VARIABLE} is not set. Set it to an API token accepted by the MCP server ` +
       '(created on the API Tokens page of the panel, by an owner or admin).', true);
   }
   // Opening a missing database would create an empty one and then call the token unknown.
-  if (!existsSync(join(dataDir, DATABASE_FILE))) {
+  if (!database && !existsSync(join(dataDir, DATABASE_FILE))) {
     throw new StdioRefusal(`There is no teaminfra database in ${dataDir}. Pass the data directory of the server with --data-dir.`, true);
   }
-  const app = createApp(defaultConfig(dataDir), (error, capability) =>
+  const app = createApp({ ...defaultConfig(dataDir), database }, (error, capability) =>
     console.error(JSON.stringify({ level: 'error', msg: 'internal error', capability, reason: error.internalReason })));
+  try {
+    await app.db.ready();
+  } catch (error) {
+    await app.close();
+    throw new StdioRefusal(`The database cannot be used: ${(error as Error).message}`);
+  }
   try {
     await admit(app, { bearer: bearer.trim(), channel: 'mcp' }, 'mcp');
   } catch (thrown) {

@@ -5,7 +5,7 @@
 import { rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../../src/db/connect.js';
+import { openDatabase, type SqliteDb } from '../../src/db/connect.js';
 import { admin, startServe, type ServeProcess } from '../support/cli.js';
 import { tempDataDir } from '../support/fixtures.js';
 import { fetchText, killProcessesMatching, processesMatching, send, waitForOperation } from '../engine/support/engine-http.js';
@@ -13,7 +13,7 @@ import { fetchText, killProcessesMatching, processesMatching, send, waitForOpera
 describe.skipIf(process.platform !== 'linux')('teaminfra serve killed in the middle of an operation', () => {
   const dataDir = tempDataDir();
   let serve: ServeProcess | undefined;
-  let db: Db;
+  let db: SqliteDb;
   let token: string;
   let serviceId: string;
 

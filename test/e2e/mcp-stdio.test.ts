@@ -2,6 +2,7 @@
 // of mcp.config.json says (placeholders filled in), spoken to by the SDK's own Client, against
 // the data directory of a running test server so REST answers can be compared.
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +24,8 @@ beforeAll(async () => {
 afterAll(async () => { await server.close(); });
 
 const token = (options: Parameters<typeof makeToken>[2] = {}) => makeToken(server.app, team.teamId, options);
+/** The test server's database, for `teaminfra mcp` started by hand (SQLite: its data directory is enough). */
+const databaseArgs = () => (server.databaseUrl ? ['--database-url', server.databaseUrl] : []);
 
 describe('mcp.config.json', () => {
   it('has one stdio entry and one streamable-HTTP entry with placeholders, under mcpServers', () => {
@@ -41,14 +44,14 @@ describe('mcp.config.json', () => {
 
 describe('teaminfra mcp over stdio', () => {
   it('lists every capability to a full-access token', async () => {
-    const { client, close } = await connectStdio(server.dataDir, (await token()).value);
+    const { client, close } = await connectStdio(server.dataDir, (await token()).value, server.databaseUrl);
     const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
     await close();
     expect(names).toEqual(catalog.map((capability) => capability.name).sort());
   });
 
   it('lists only the services:read tools and get_current_token to a services:read token', async () => {
-    const { client, close } = await connectStdio(server.dataDir, (await token({ permissions: ['services:read'] })).value);
+    const { client, close } = await connectStdio(server.dataDir, (await token({ permissions: ['services:read'] })).value, server.databaseUrl);
     const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
     await close();
     const held = expandPermissions(['services:read']);
@@ -59,7 +62,7 @@ describe('teaminfra mcp over stdio', () => {
 
   it('returns the same data as REST for a successful call', async () => {
     const reader = await token({ permissions: ['services:read'] });
-    const { client, close } = await connectStdio(server.dataDir, reader.value);
+    const { client, close } = await connectStdio(server.dataDir, reader.value, server.databaseUrl);
     const result = await client.callTool({ name: 'list_erp_services', arguments: {} });
     await close();
     expect(result.isError).toBeFalsy();
@@ -69,7 +72,7 @@ describe('teaminfra mcp over stdio', () => {
 
   it('refuses every kind of denial with the code and sentence REST gives', async () => {
     const limited = await token({ permissions: ['services:write'], services: [team.serviceIds[1]] });
-    const { client, close } = await connectStdio(server.dataDir, limited.value);
+    const { client, close } = await connectStdio(server.dataDir, limited.value, server.databaseUrl);
     const missing = await client.callTool({ name: 'list_servers', arguments: {} });
     const outOfReach = await client.callTool({ name: 'get_erp_service', arguments: { service_id: team.serviceIds[0] } });
     const cannotCreate = await client.callTool({ name: 'create_erp_service', arguments: { server_id: team.serverIds[1], name: 'x' } });
@@ -88,7 +91,7 @@ describe('teaminfra mcp over stdio', () => {
   });
 
   it('refuses a token-management tool with a sentence pointing to the API Tokens page', async () => {
-    const { client, close } = await connectStdio(server.dataDir, (await token()).value);
+    const { client, close } = await connectStdio(server.dataDir, (await token()).value, server.databaseUrl);
     const result = await client.callTool({ name: 'update_token_permissions', arguments: { permissions: ['services:write'] } });
     await close();
     expect(problemIn(result)?.code).toBe('token_management_not_available');
@@ -97,7 +100,7 @@ describe('teaminfra mcp over stdio', () => {
 
   it('applies an access change to the next call of the running process', async () => {
     const changing = await token({ permissions: ['services:read'] });
-    const { client, close } = await connectStdio(server.dataDir, changing.value);
+    const { client, close } = await connectStdio(server.dataDir, changing.value, server.databaseUrl);
     expect((await client.callTool({ name: 'list_servers', arguments: {} })).isError).toBe(true);
     await server.app.db.kysely.updateTable('api_tokens').set({ permissions: 'servers:read' }).where('id', '=', changing.id).execute();
     expect((await client.callTool({ name: 'list_servers', arguments: {} })).isError).toBeFalsy();
@@ -108,7 +111,7 @@ describe('teaminfra mcp over stdio', () => {
 
   it('refuses a token revoked while the process runs, on its next request', async () => {
     const revoked = await token();
-    const { client, close } = await connectStdio(server.dataDir, revoked.value);
+    const { client, close } = await connectStdio(server.dataDir, revoked.value, server.databaseUrl);
     expect((await client.callTool({ name: 'get_current_token', arguments: {} })).isError).toBeFalsy();
     await revokeToken(server.app.db.kysely, revoked.id);
     const refused = await client.callTool({ name: 'get_current_token', arguments: {} });
@@ -119,7 +122,7 @@ describe('teaminfra mcp over stdio', () => {
 
   it('refuses a REST-only token before serving anything, with the reason on stderr', async () => {
     const restOnly = await token({ acceptedBy: 'api' });
-    const transport = stdioTransport(server.dataDir, restOnly.value);
+    const transport = stdioTransport(server.dataDir, restOnly.value, server.databaseUrl);
     let stderr = '';
     transport.stderr?.on('data', (chunk: Buffer) => { stderr += chunk; });
     const client = new Client({ name: 'teaminfra-tests', version: '1.0.0' });
@@ -128,7 +131,7 @@ describe('teaminfra mcp over stdio', () => {
   });
 
   it('keeps serving after a malformed line and writes nothing but JSON-RPC to stdout', async () => {
-    const child = spawn(process.execPath, [CLI, 'mcp', '--data-dir', server.dataDir], {
+    const child = spawn(process.execPath, [CLI, 'mcp', '--data-dir', server.dataDir, ...databaseArgs()], {
       env: { ...process.env, TEAMINFRA_TOKEN: (await token()).value }, stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -167,7 +170,7 @@ describe('teaminfra mcp refusing to start', () => {
   for (const [condition, bearer, sentence] of cases) {
     it(`exits non-zero with a sentence on stderr and nothing on stdout when ${condition}`, async () => {
       const value = await bearer();
-      const result = await runCli(['mcp', '--data-dir', server.dataDir], { env: { TEAMINFRA_TOKEN: value ?? '' } });
+      const result = await runCli(['mcp', '--data-dir', server.dataDir, ...databaseArgs()], { env: { TEAMINFRA_TOKEN: value ?? '' } });
       expect(result.code).not.toBe(0);
       expect(result.stderr).toMatch(sentence);
       expect(result.stdout).toBe('');
@@ -177,6 +180,7 @@ describe('teaminfra mcp refusing to start', () => {
   it('exits non-zero when the data directory has no database, instead of creating an empty one', async () => {
     const empty = tempDataDir();
     const result = await runCli(['mcp', '--data-dir', empty], { env: { TEAMINFRA_TOKEN: (await token()).value } });
+    rmSync(empty, { recursive: true, force: true });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`There is no teaminfra database in ${empty}`);
   });

@@ -1,6 +1,7 @@
 // How the REST API refuses: problem+json everywhere, the right status and headers, no internal
 // text and no token value anywhere a client or a log reader could see it.
 import { Writable } from 'node:stream';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJson, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 
@@ -82,14 +83,14 @@ describe('REST errors', () => {
 
   it('hides internal failures behind a generic sentence', async () => {
     const token = await makeToken(server.app, team.teamId);
-    server.app.db.sqlite.exec('ALTER TABLE backups RENAME TO backups_moved');
+    await sql`ALTER TABLE backups RENAME TO backups_moved`.execute(server.app.db.kysely);
     try {
       const { status, body } = await getJson(server.baseUrl, `/api/service-erp/${team.serviceIds[0]}/backups`, token.value);
       expect(status).toBe(500);
       expect(body.code).toBe('internal');
       expect(JSON.stringify(body)).not.toMatch(/backups|SQL|sqlite|at .*\.ts/i);
     } finally {
-      server.app.db.sqlite.exec('ALTER TABLE backups_moved RENAME TO backups');
+      await sql`ALTER TABLE backups_moved RENAME TO backups`.execute(server.app.db.kysely);
     }
   });
 });

@@ -50,21 +50,26 @@ export async function connectHttp(baseUrl: string, token: string, sessionId?: st
   return { client, transport, close: () => client.close() };
 }
 
-/** Starts `teaminfra mcp` exactly as the stdio entry of mcp.config.json says, placeholders filled in. */
-export function stdioTransport(dataDir: string, token: string | undefined): StdioClientTransport {
+/**
+ * Starts `teaminfra mcp` exactly as the stdio entry of mcp.config.json says, placeholders filled
+ * in; with `--database-url` added when the test server runs on PostgreSQL.
+ */
+export function stdioTransport(dataDir: string, token: string | undefined, databaseUrl?: string): StdioClientTransport {
   const entry = entryOf<StdioEntry>('stdio');
   const fill = (value: string) => value.replace(`${ROOT_PLACEHOLDER}/data`, dataDir).replace(ROOT_PLACEHOLDER, packageRoot);
   const env = Object.fromEntries(Object.entries(entry.env).map(([name, value]) => [name, value.replace(TOKEN_PLACEHOLDER, token ?? '')]));
   return new StdioClientTransport({
     command: entry.command === 'node' ? process.execPath : entry.command,
-    args: entry.args.map(fill),
+    args: [...entry.args.map(fill), ...(databaseUrl ? ['--database-url', databaseUrl] : [])],
     env,
     stderr: 'pipe',
   });
 }
 
-export async function connectStdio(dataDir: string, token: string): Promise<Connected<StdioClientTransport> & { stderr: () => string }> {
-  const transport = stdioTransport(dataDir, token);
+export async function connectStdio(
+  dataDir: string, token: string, databaseUrl?: string,
+): Promise<Connected<StdioClientTransport> & { stderr: () => string }> {
+  const transport = stdioTransport(dataDir, token, databaseUrl);
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => { stderr += chunk; });
   const client = newClient();

@@ -1,5 +1,6 @@
-// Test fixtures: a real SQLite file in a temp directory, the real HTTP server on a free
-// loopback port, and seeded teams and tokens. Nothing of ours is mocked.
+// Test fixtures: a real SQLite file in a temp directory (or, in the vitest project "postgres",
+// a fresh schema of the real PostgreSQL server: test/support/database.ts), the real HTTP server
+// on a free loopback port, and seeded teams and tokens. Nothing of ours is mocked.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { insertTeam } from '../../src/db/repositories/teams.js';
 import type { AcceptedBy, Plan } from '../../src/db/tables.js';
 import { buildHttpServer, type HttpServerOptions } from '../../src/http/server.js';
 import { catalog } from '../../tools/index.js';
+import { createTestSchema, TEST_POOL_SIZE, testEngine } from './database.js';
 
 export function tempDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'teaminfra-test-'));
@@ -23,6 +25,8 @@ export interface TestServer {
   server: FastifyInstance;
   baseUrl: string;
   dataDir: string;
+  /** The PostgreSQL URL (with its own schema) when the server runs on PostgreSQL. */
+  databaseUrl: string | undefined;
   close(): Promise<void>;
 }
 
@@ -37,17 +41,22 @@ export async function startTestServer(
   testOptions: TestServerOptions = {},
 ): Promise<TestServer> {
   const dataDir = overrides.dataDir ?? tempDataDir();
-  const app = createApp({ ...defaultConfig(dataDir), rateLimit: { limit: 100_000, windowSeconds: 60 }, ...overrides, dataDir });
+  // On the PostgreSQL project, a schema of its own, as a fresh data directory is on SQLite.
+  const schema = overrides.database === undefined && testEngine() === 'postgres' ? await createTestSchema('server') : undefined;
+  const database = overrides.database ?? (schema ? { url: schema.url, poolSize: TEST_POOL_SIZE } : undefined);
+  const app = createApp({ ...defaultConfig(dataDir), rateLimit: { limit: 100_000, windowSeconds: 60 }, ...overrides, dataDir, database });
+  await app.db.ready();
   if (testOptions.engine) await app.engine.start();
   const server = await buildHttpServer(app, catalog, options);
   const baseUrl = await server.listen({ port: 0, host: '127.0.0.1' });
   return {
-    app, server, baseUrl, dataDir,
+    app, server, baseUrl, dataDir, databaseUrl: database?.url,
     async close() {
       await server.close();
       // Tests leave no process behind: stop services rather than detach them.
       if (testOptions.engine) await app.engine.close({ services: 'stop' });
       await app.close();
+      await schema?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

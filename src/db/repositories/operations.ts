@@ -2,11 +2,12 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Database } from '../tables.js';
 import type { Reach } from '../../core/principal.js';
+import { skipLocked } from '../dialect.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';
 
 export const OPERATION_COLUMNS = [
   'o.id', 'o.kind', 'o.state', 'o.reason', 'o.service_id', 'o.server_id', 'o.requested_channel',
-  'o.created_at', 'o.started_at', 'o.finished_at',
+  'o.created_at', 'o.started_at', 'o.finished_at', 'o.parameters',
 ] as const;
 
 /**
@@ -47,7 +48,7 @@ export async function findReachableOperation(db: Kysely<Database>, reach: Reach,
 
 // ---- The queue side: what the engine writes and the worker takes. ----
 
-export type OperationKind = 'start' | 'stop' | 'redeploy' | 'create' | 'delete' | 'create_server';
+export type OperationKind = 'start' | 'stop' | 'redeploy' | 'create' | 'delete' | 'create_server' | 'copy' | 'backup' | 'restore';
 export type OperationRow = Database['operations'];
 
 export interface NewOperation {
@@ -106,24 +107,46 @@ export async function listTransitions(db: Kysely<Database>, operationId: string)
   return db.selectFrom('operation_transitions').selectAll().where('operation_id', '=', operationId).orderBy('id').execute();
 }
 
+/** A claim candidate, with the node hosting its server (null: no server, or not yet hosted). */
+export type CandidateRow = OperationRow & { server_node: string | null };
+
 /**
- * What a worker may take: queued operations, and running ones whose lease has expired or is
- * held by another worker on this host (whose liveness the caller then checks). Oldest first.
+ * What a worker of `node` may look at, oldest first:
+ * - queued operations on servers this node hosts, or that no node hosts yet (the first node
+ *   to take one of their operations becomes their host: `hostServer`);
+ * - running ones whose lease has expired (a dead worker; resumed by the hosting node, failed
+ *   by any other: see src/engine/lost-node.ts), or, on a server this node hosts, held by
+ *   another worker on this host (whose liveness the caller then checks).
+ * On PostgreSQL the rows are locked and rows another node is claiming are skipped.
  */
 export async function listClaimCandidates(
-  db: Kysely<Database>, owner: string, options: { now: string; localOwnerPrefix: string; limit: number },
-) {
-  return db.selectFrom('operations').selectAll()
-    .where((eb) => eb.or([
-      eb('state', '=', 'queued'),
-      eb.and([eb('state', '=', 'running'), eb.or([
-        eb('lease_owner', 'is', null),
-        eb('lease_expires_at', 'is', null),
-        eb('lease_expires_at', '<=', options.now),
-        eb.and([eb('lease_owner', 'like', `${options.localOwnerPrefix}%`), eb('lease_owner', '!=', owner)]),
-      ])]),
-    ]))
-    .orderBy('id').limit(options.limit).execute();
+  db: Kysely<Database>, owner: string, options: { node: string; now: string; localOwnerPrefix: string; limit: number },
+): Promise<CandidateRow[]> {
+  const query = db.selectFrom('operations as o').leftJoin('servers as v', 'v.id', 'o.server_id')
+    .selectAll('o').select('v.node as server_node')
+    .where((eb) => {
+      const hostedHere = eb.or([eb('o.server_id', 'is', null), eb('v.node', 'is', null), eb('v.node', '=', options.node)]);
+      return eb.or([
+        eb.and([eb('o.state', '=', 'queued'), hostedHere]),
+        eb.and([eb('o.state', '=', 'running'), eb.or([
+          eb('o.lease_owner', 'is', null),
+          eb('o.lease_expires_at', 'is', null),
+          eb('o.lease_expires_at', '<=', options.now),
+          eb.and([hostedHere, eb('o.lease_owner', 'like', `${options.localOwnerPrefix}%`), eb('o.lease_owner', '!=', owner)]),
+        ])]),
+      ]);
+    })
+    .orderBy('o.id').limit(options.limit);
+  return skipLocked(db, query, 'o').execute();
+}
+
+/**
+ * Makes `node` the host of a server no node hosts yet. False when another node became its host
+ * first (its operations are then that node's).
+ */
+export async function hostServer(db: Kysely<Database>, serverId: string, node: string): Promise<boolean> {
+  const result = await db.updateTable('servers').set({ node }).where('id', '=', serverId).where('node', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** Compare-and-set: takes the lease only if nobody changed the row since it was read. */
@@ -153,5 +176,21 @@ export async function finishOperation(
     state: outcome.state, reason: outcome.reason, result: outcome.result ? JSON.stringify(outcome.result) : null,
     finished_at: outcome.at, lease_owner: null, lease_expires_at: null,
   }).where('id', '=', operationId).where('state', '=', 'running').where('lease_owner', '=', owner).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Ends a running operation whose lease `seen` shows expired, only if nobody took or renewed it
+ * since it was read (the holder may have come back). For operations whose node is gone.
+ */
+export async function failExpiredOperation(
+  db: Kysely<Database>, seen: OperationRow, outcome: { reason: string; at: string },
+): Promise<boolean> {
+  let query = db.updateTable('operations').set({
+    state: 'failed', reason: outcome.reason, result: null, finished_at: outcome.at, lease_owner: null, lease_expires_at: null,
+  }).where('id', '=', seen.id).where('state', '=', 'running');
+  query = seen.lease_owner === null ? query.where('lease_owner', 'is', null) : query.where('lease_owner', '=', seen.lease_owner);
+  query = seen.lease_expires_at === null ? query.where('lease_expires_at', 'is', null) : query.where('lease_expires_at', '=', seen.lease_expires_at);
+  const result = await query.executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }

@@ -5,6 +5,7 @@ import { fastPathFor } from '../connect.js';
 import { newId, nowIso } from '../ids.js';
 import { displayParts, generateTokenValue, hashTokenValue } from '../../auth/token-format.js';
 import type { PermissionId } from '../../auth/permissions.js';
+import { endSignInOfToken } from '../../oauth/sign-ins.js';
 
 /** The token with its team, by the SHA-256 of its value: the query of every authenticated request. */
 export async function findTokenWithTeamByHash(db: Kysely<Database>, tokenHash: string) {
@@ -42,36 +43,57 @@ export interface NewTokenSettings {
 /** Creates a token and returns its value: the only moment the value exists outside the caller. */
 export async function createToken(db: Kysely<Database>, settings: NewTokenSettings): Promise<{ id: string; value: string }> {
   const value = generateTokenValue();
-  const id = newId('tok');
-  const { prefix, lastFour } = displayParts(value);
-  const now = nowIso();
-  await db.transaction().execute(async (trx) => {
-    await trx.insertInto('api_tokens').values({
-      id,
-      team_id: settings.teamId,
-      name: settings.name,
-      token_hash: hashTokenValue(value),
-      token_prefix: prefix,
-      token_last_four: lastFour,
-      source: settings.source,
-      assistant_name: settings.assistantName ?? null,
-      created_by_user_id: settings.createdByUserId,
-      created_at: now,
-      expires_on: settings.expiresOn,
-      accepted_by: settings.acceptedBy,
-      full_access: settings.fullAccess ? 1 : 0,
-      permissions: settings.fullAccess ? '' : settings.permissions.join(','),
-      restrict_services: settings.serviceIds ? 1 : 0,
-      restrict_servers: settings.serverIds ? 1 : 0,
-      revoked_at: null,
-      replaced_by_token_id: null,
-      last_used_at: null,
-      last_used_channel: null,
-      updated_at: now,
-    }).execute();
-    await replaceRestrictionLists(trx, id, settings.serviceIds, settings.serverIds);
-  });
+  const id = await db.transaction().execute((trx) => insertTokenRow(trx, settings, value, displayParts(value)));
   return { id, value };
+}
+
+/**
+ * Inserts the row of a token whose value was made elsewhere (an OAuth access token, src/oauth),
+ * in the caller's transaction. Only the value's SHA-256 and its display parts are stored.
+ */
+export async function insertTokenRow(
+  db: Kysely<Database>, settings: NewTokenSettings, value: string, display: { prefix: string; lastFour: string },
+): Promise<string> {
+  const id = newId('tok');
+  const now = nowIso();
+  await db.insertInto('api_tokens').values({
+    id,
+    team_id: settings.teamId,
+    name: settings.name,
+    token_hash: hashTokenValue(value),
+    token_prefix: display.prefix,
+    token_last_four: display.lastFour,
+    source: settings.source,
+    assistant_name: settings.assistantName ?? null,
+    created_by_user_id: settings.createdByUserId,
+    created_at: now,
+    expires_on: settings.expiresOn,
+    accepted_by: settings.acceptedBy,
+    full_access: settings.fullAccess ? 1 : 0,
+    permissions: settings.fullAccess ? '' : settings.permissions.join(','),
+    restrict_services: settings.serviceIds ? 1 : 0,
+    restrict_servers: settings.serverIds ? 1 : 0,
+    revoked_at: null,
+    replaced_by_token_id: null,
+    last_used_at: null,
+    last_used_channel: null,
+    updated_at: now,
+  }).execute();
+  await replaceRestrictionLists(db, id, settings.serviceIds, settings.serverIds);
+  return id;
+}
+
+/**
+ * Gives a live token a new value (an OAuth refresh rotated its access token): the previous value
+ * stops working at once, everything else stays. False when the token is revoked or unknown.
+ */
+export async function replaceTokenValue(
+  db: Kysely<Database>, tokenId: string, value: string, display: { prefix: string; lastFour: string },
+): Promise<boolean> {
+  const result = await db.updateTable('api_tokens')
+    .set({ token_hash: hashTokenValue(value), token_prefix: display.prefix, token_last_four: display.lastFour, updated_at: nowIso() })
+    .where('id', '=', tokenId).where('revoked_at', 'is', null).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 export async function replaceRestrictionLists(
@@ -106,13 +128,17 @@ export async function revokeToken(db: Kysely<Database>, tokenId: string): Promis
   const now = nowIso();
   await db.updateTable('api_tokens').set({ revoked_at: now, updated_at: now })
     .where('id', '=', tokenId).where('revoked_at', 'is', null).execute();
+  // A token issued by an OAuth sign-in: its refresh token must not mint a new value afterwards.
+  await endSignInOfToken(db, tokenId);
 }
 
 export async function touchTokensLastUsed(
   db: Kysely<Database>,
   uses: readonly { tokenId: string; at: string; channel: string }[],
 ): Promise<void> {
-  for (const use of uses) {
+  // In id order: two nodes flushing at once then lock the same rows in the same order (PostgreSQL
+  // would otherwise end one of them as a deadlock).
+  for (const use of [...uses].sort((a, b) => (a.tokenId < b.tokenId ? -1 : a.tokenId > b.tokenId ? 1 : 0))) {
     await db.updateTable('api_tokens').set({ last_used_at: use.at, last_used_channel: use.channel })
       .where('id', '=', use.tokenId).execute();
   }

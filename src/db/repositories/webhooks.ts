@@ -1,6 +1,7 @@
 // Webhooks, the fan-out of events into deliveries, and the delivery queue.
 import type { Kysely } from 'kysely';
 import type { Database } from '../tables.js';
+import { inTransaction, skipLocked } from '../dialect.js';
 import { newId, nowIso } from '../ids.js';
 import { generateWebhookSecret } from '../../webhooks/signing.js';
 
@@ -60,11 +61,15 @@ function subscribes(eventTypes: string, type: string): boolean {
   return eventTypes === '*' || eventTypes.split(',').includes(type);
 }
 
-/** Turns undispatched events into one delivery per subscribed, enabled webhook. */
+/**
+ * Turns undispatched events into one delivery per subscribed, enabled webhook. Each event is
+ * dispatched once even when several nodes do this at the same moment: the events taken are
+ * locked (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: the write lock) until marked dispatched.
+ */
 export async function dispatchEvents(db: Kysely<Database>, limit = 100): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const events = await trx.selectFrom('events').select(['id', 'team_id', 'type']).where('dispatched_at', 'is', null)
-      .orderBy('id').limit(limit).execute();
+  return inTransaction(db, 'claim', async (trx) => {
+    const events = await skipLocked(trx, trx.selectFrom('events').select(['id', 'team_id', 'type']).where('dispatched_at', 'is', null)
+      .orderBy('id').limit(limit)).execute();
     const now = nowIso();
     for (const event of events) {
       const hooks = await trx.selectFrom('webhooks').select(['id', 'event_types']).where('team_id', '=', event.team_id)
@@ -88,14 +93,17 @@ export async function insertDelivery(db: Kysely<Database>, webhookId: string, ev
   return id;
 }
 
-/** Leases due deliveries to this worker; a lease that expired (a dead worker) is taken over. */
+/**
+ * Leases due deliveries to this worker; a lease that expired (a dead worker) is taken over.
+ * Several nodes claiming at once take different deliveries (see `dispatchEvents`).
+ */
 export async function claimDueDeliveries(db: Kysely<Database>, owner: string, leaseMs: number, limit: number) {
   const now = nowIso();
   const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
-  return db.transaction().execute(async (trx) => {
-    const due = await trx.selectFrom('webhook_deliveries').select('id').where('state', '=', 'pending').where('next_attempt_at', '<=', now)
+  return inTransaction(db, 'claim', async (trx) => {
+    const due = await skipLocked(trx, trx.selectFrom('webhook_deliveries').select('id').where('state', '=', 'pending').where('next_attempt_at', '<=', now)
       .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
-      .orderBy('next_attempt_at').limit(limit).execute();
+      .orderBy('next_attempt_at').limit(limit)).execute();
     if (due.length === 0) return [];
     const ids = due.map((row) => row.id);
     await trx.updateTable('webhook_deliveries').set({ lease_owner: owner, lease_expires_at: leaseUntil }).where('id', 'in', ids).execute();

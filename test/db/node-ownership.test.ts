@@ -1,0 +1,123 @@
+// Which node does what with the shared queue, on the engine of the current project: a node
+// takes only operations of servers it hosts (and becomes the host of a server nobody hosts
+// yet), fails another node's operation once that node's lease has expired (naming it), resumes
+// its own, and reconciles only its own services. One app plays node "A"; rows play node "B".
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp, defaultConfig, type App } from '../../src/app.js';
+import { newId, nowIso } from '../../src/db/ids.js';
+import { findOperation, insertOperation, listTransitions, type OperationKind } from '../../src/db/repositories/operations.js';
+import { insertServer } from '../../src/db/repositories/servers.js';
+import { insertService } from '../../src/db/repositories/services.js';
+import { insertTeam } from '../../src/db/repositories/teams.js';
+import type { ServiceState } from '../../src/db/tables.js';
+import { testEngine, testLocation, type TestLocation } from '../support/database.js';
+
+const engine = testEngine();
+const FAST = { node: 'A', pollMs: 30, reconcileIntervalMs: 0, leaseMs: 2000 };
+
+describe(`nodes and the shared operations queue (${engine})`, () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function nodeA(): Promise<{ app: App; teamId: string }> {
+    const location: TestLocation = await testLocation(engine, 'nodes');
+    cleanups.push(() => location.remove());
+    const app = createApp({ ...defaultConfig(location.dataDir), database: location.database, engine: FAST });
+    cleanups.push(() => app.close());
+    await app.db.ready();
+    const teamId = await insertTeam(app.db.kysely, { name: 'Nodes', plan: 'starter', timezone: 'UTC' });
+    return { app, teamId };
+  }
+
+  async function serviceOn(app: App, teamId: string, node: string | null, state: ServiceState = 'stopped') {
+    const serverId = await insertServer(app.db.kysely, { teamId, name: `on ${node ?? 'nobody'}`, node });
+    const serviceId = await insertService(app.db.kysely, { teamId, serverId, name: 'ERP', state });
+    return { serverId, serviceId };
+  }
+
+  async function queue(app: App, teamId: string, on: { serverId: string; serviceId: string }, kind: OperationKind = 'stop') {
+    return (await insertOperation(app.db.kysely, {
+      teamId, kind, serviceId: on.serviceId, serverId: on.serverId, parameters: {}, tokenId: null, channel: 'api',
+      idempotencyKey: null, fingerprint: null,
+    }, newId('op'), nowIso())).id;
+  }
+
+  async function waitForEnd(app: App, operationId: string, timeoutMs = 5000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const operation = await findOperation(app.db.kysely, operationId);
+      if (operation?.state === 'succeeded' || operation?.state === 'failed') return operation;
+      if (Date.now() > deadline) throw new Error(`operation ${operationId} still ${operation?.state}`);
+      await sleep(20);
+    }
+  }
+
+  it('takes operations of servers it hosts, becomes the host of a server nobody hosts, and leaves B\'s queued', async () => {
+    const { app, teamId } = await nodeA();
+    const mine = await serviceOn(app, teamId, 'A');
+    const nobodys = await serviceOn(app, teamId, null);
+    const theirs = await serviceOn(app, teamId, 'B');
+    const ids = { mine: await queue(app, teamId, mine), nobodys: await queue(app, teamId, nobodys), theirs: await queue(app, teamId, theirs) };
+    await app.engine.start();
+    expect(await waitForEnd(app, ids.mine)).toMatchObject({ state: 'succeeded' });
+    expect(await waitForEnd(app, ids.nobodys)).toMatchObject({ state: 'succeeded' });
+    await sleep(300);
+    expect(await findOperation(app.db.kysely, ids.theirs)).toMatchObject({ state: 'queued', lease_owner: null });
+    const hosts = await app.db.kysely.selectFrom('servers').select(['id', 'node']).orderBy('id').execute();
+    expect(hosts).toEqual([
+      { id: mine.serverId, node: 'A' }, { id: nobodys.serverId, node: 'A' }, { id: theirs.serverId, node: 'B' },
+    ]);
+  });
+
+  it('fails B\'s running operation once B\'s lease has expired, naming B, and leaves the service to B', async () => {
+    const { app, teamId } = await nodeA();
+    const theirs = await serviceOn(app, teamId, 'B', 'stopping');
+    const operationId = await queue(app, teamId, theirs);
+    const expiresAt = new Date(Date.now() + 700).toISOString();
+    await app.db.kysely.updateTable('operations')
+      .set({ state: 'running', lease_owner: 'machine-b/4242/cafe', lease_expires_at: expiresAt, started_at: nowIso() })
+      .where('id', '=', operationId).execute();
+    await app.engine.start();
+    await sleep(300);
+    // B's lease still holds: B may be busy with it.
+    expect(await findOperation(app.db.kysely, operationId)).toMatchObject({ state: 'running', lease_owner: 'machine-b/4242/cafe' });
+
+    const ended = await waitForEnd(app, operationId);
+    expect(ended.state).toBe('failed');
+    expect(ended.reason).toBe(`Node "B", which hosts this server and was running the operation, stopped answering (its lease expired at ${expiresAt}). ` +
+      'Its ERP services run on that node, so no other node can finish the operation; "B" checks what really runs when it is back. Try again then.');
+    // A ended it without running it, and did not touch B's service.
+    expect((await listTransitions(app.db.kysely, operationId)).map((row) => [row.state, row.reason])).toEqual([['failed', ended.reason]]);
+    const service = await app.db.kysely.selectFrom('erp_services').select('state').where('id', '=', theirs.serviceId).executeTakeFirstOrThrow();
+    expect(service.state).toBe('stopping');
+    const events = await app.db.kysely.selectFrom('events').select('type').where('team_id', '=', teamId).execute();
+    expect(events.map((row) => row.type)).toEqual(['operation.failed']);
+  });
+
+  it('resumes its own running operation whose lease expired, as the host of its server', async () => {
+    const { app, teamId } = await nodeA();
+    const mine = await serviceOn(app, teamId, 'A');
+    const operationId = await queue(app, teamId, mine);
+    await app.db.kysely.updateTable('operations')
+      .set({ state: 'running', lease_owner: 'old-machine/4242/cafe', lease_expires_at: new Date(Date.now() - 1).toISOString(), started_at: nowIso() })
+      .where('id', '=', operationId).execute();
+    await app.engine.start();
+    expect(await waitForEnd(app, operationId)).toMatchObject({ state: 'succeeded' });
+    const transitions = await listTransitions(app.db.kysely, operationId);
+    expect(transitions.map((row) => row.state)).toEqual(['running', 'succeeded']);
+    expect(transitions[0]?.reason).toMatch(/^Resumed/);
+  });
+
+  it('reconciles only the services of servers it hosts', async () => {
+    const { app, teamId } = await nodeA();
+    // Both recorded as running, with no process on this machine.
+    const mine = await serviceOn(app, teamId, 'A', 'running');
+    const theirs = await serviceOn(app, teamId, 'B', 'running');
+    await app.engine.start();
+    const states = await app.db.kysely.selectFrom('erp_services').select(['id', 'state']).orderBy('id').execute();
+    expect(states).toEqual([{ id: mine.serviceId, state: 'failed' }, { id: theirs.serviceId, state: 'running' }]);
+  });
+});
