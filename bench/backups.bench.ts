@@ -3,20 +3,15 @@
 // safety backup, swap, restart) and the download throughput, against a plain file copy
 // (fs.copyFile, as `cp` does) of the same database in the same run. Target: backup within 3x
 // of the file copy. Size with BENCH_BACKUP_MB.
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createApp, defaultConfig } from '../src/app.js';
 import { insertServer } from '../src/db/repositories/servers.js';
 import { insertService } from '../src/db/repositories/services.js';
-import { insertTeam } from '../src/db/repositories/teams.js';
-import { createToken } from '../src/db/repositories/tokens.js';
 import { openErpDatabase } from '../src/engine/erp-app/database.js';
 import { snapshotDatabase } from '../src/engine/local/backup-archive.js';
-import { buildHttpServer } from '../src/http/server.js';
-import { catalog } from '../tools/index.js';
 import { envNumber } from './support/settings.js';
+import { startEngineBenchServer } from './support/engine-server.js';
 
 const ROUNDS = 3;
 const TARGET_RATIO = 3;
@@ -37,18 +32,10 @@ export interface BackupsBenchFigures {
 }
 
 export default async function backupsBench(): Promise<BackupsBenchFigures> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'teaminfra-bench-backups-'));
-  const app = createApp({ ...defaultConfig(dataDir), rateLimit: { limit: 1_000_000, windowSeconds: 60 }, engine: { reconcileIntervalMs: 0 } });
-  await app.engine.start();
-  const server = await buildHttpServer(app, catalog, { logger: false });
-  const baseUrl = await server.listen({ port: 0, host: '127.0.0.1' });
+  const bench = await startEngineBenchServer('backups');
+  const { app, baseUrl, dataDir, teamId, token } = bench;
   try {
     const db = app.db.kysely;
-    const teamId = await insertTeam(db, { name: 'Bench', plan: 'business', timezone: 'UTC' });
-    const token = (await createToken(db, {
-      teamId, name: 'bench', source: 'panel', acceptedBy: 'both', fullAccess: true, permissions: [],
-      serviceIds: null, serverIds: null, expiresOn: null, createdByUserId: null,
-    })).value;
     const api = async (method: string, path: string) => {
       const response = await fetch(baseUrl + path, { method, headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
@@ -120,10 +107,7 @@ export default async function backupsBench(): Promise<BackupsBenchFigures> {
     printReport(figures, copies, backups, snapshots);
     return figures;
   } finally {
-    await server.close();
-    await app.engine.close({ services: 'stop' });
-    await app.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 

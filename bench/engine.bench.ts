@@ -1,17 +1,10 @@
 // Engine benchmark: how long a local ERP service takes to start and to stop, measured from the
 // API request to the operation's end (by then the service answers, or its port is closed),
 // over 10 cycles; and 20 services started at once on one server. Target: start median < 1 s.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createApp, defaultConfig } from '../src/app.js';
 import { insertServer } from '../src/db/repositories/servers.js';
 import { insertService } from '../src/db/repositories/services.js';
-import { insertTeam } from '../src/db/repositories/teams.js';
-import { createToken } from '../src/db/repositories/tokens.js';
-import { buildHttpServer } from '../src/http/server.js';
-import { catalog } from '../tools/index.js';
+import { startEngineBenchServer } from './support/engine-server.js';
 
 const CYCLES = 10;
 const BURST = 20;
@@ -33,18 +26,10 @@ export interface EngineBenchFigures {
 const TARGET_START_MEDIAN_MS = 1000;
 
 export default async function engineBench(): Promise<EngineBenchFigures> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'teaminfra-bench-engine-'));
-  const app = createApp({ ...defaultConfig(dataDir), rateLimit: { limit: 1_000_000, windowSeconds: 60 }, engine: { reconcileIntervalMs: 0 } });
-  await app.engine.start();
-  const server = await buildHttpServer(app, catalog, { logger: false });
-  const baseUrl = await server.listen({ port: 0, host: '127.0.0.1' });
+  const bench = await startEngineBenchServer('engine');
+  const { app, baseUrl, teamId, token } = bench;
   try {
     const db = app.db.kysely;
-    const teamId = await insertTeam(db, { name: 'Bench', plan: 'business', timezone: 'UTC' });
-    const token = (await createToken(db, {
-      teamId, name: 'bench', source: 'panel', acceptedBy: 'both', fullAccess: true, permissions: [],
-      serviceIds: null, serverIds: null, expiresOn: null, createdByUserId: null,
-    })).value;
     const timed = async (method: string, path: string): Promise<{ ms: number; state: string }> => {
       const started = performance.now();
       const response = await fetch(baseUrl + path, { method, headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
@@ -86,10 +71,7 @@ export default async function engineBench(): Promise<EngineBenchFigures> {
     printReport(figures);
     return figures;
   } finally {
-    await server.close();
-    await app.engine.close({ services: 'stop' });
-    await app.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 
