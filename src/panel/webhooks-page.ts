@@ -5,7 +5,6 @@ import type { App } from '../app.js';
 import {
   deleteWebhook, findWebhook, listRecentDeliveries, listWebhooks, rotateWebhookSecret, setWebhookEnabled,
 } from '../db/repositories/webhooks.js';
-import { webhookConfigFromEnv } from '../webhooks/config.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
 import { EVENT_CATALOG } from '../webhooks/event-catalog.js';
 import { redeliver, sendTestEvent } from '../webhooks/test-event.js';
@@ -20,7 +19,7 @@ type Body = Record<string, string | string[] | undefined>;
 
 export function registerWebhooksPage(server: FastifyInstance, app: App): void {
   const db = app.db.kysely;
-  const config = webhookConfigFromEnv();
+  const config = app.config.webhooks;
 
   async function manager(request: FastifyRequest, reply: FastifyReply) {
     const session = await requireTeamSession(db, request, reply);
