@@ -43,9 +43,11 @@ export interface Callback {
 export async function startCallbackServer(): Promise<Callback> {
   const waiting: ((query: URLSearchParams) => void)[] = [];
   const server: Server = createServer((request, response) => {
-    const query = new URL(request.url ?? '/', 'http://callback').searchParams;
+    const url = new URL(request.url ?? '/', 'http://callback');
+    // Only the redirect itself counts: the browser also asks this host for /favicon.ico.
+    if (url.pathname !== '/callback') return void response.writeHead(404).end();
     response.writeHead(200, { 'Content-Type': 'text/html' }).end('<p>Signed in; you can close this window.</p>');
-    waiting.shift()?.(query);
+    waiting.shift()?.(url.searchParams);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
