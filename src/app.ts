@@ -1,8 +1,8 @@
 // The running application's shared parts: database, audit trail, configuration. Built once by
 // `teaminfra serve` (or a test) and handed to every adapter.
-import { AuditLog } from './core/audit.js';
 import type { CoreDeps } from './core/invoke.js';
-import { openDatabase, type DatabaseOptions, type Db } from './db/connect.js';
+import { openCore } from './core-deps.js';
+import type { DatabaseOptions, Db } from './db/connect.js';
 import { createEngine, type Engine, type EngineConfig } from './engine/engine.js';
 import { rateLimitFromEnv, type RateLimitConfig } from './http/rate-limit.js';
 import { MailCatcher } from './mail/mail-catcher.js';
@@ -43,8 +43,8 @@ export function defaultConfig(dataDir: string): AppConfig {
 }
 
 export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInternalError']): App {
-  const db = openDatabase(config.dataDir, config.database);
-  const audit = new AuditLog(db.kysely, { onError: (error) => console.error('audit flush failed', error) });
+  const core = openCore(config.dataDir, config.database, onInternalError);
+  const { db, audit } = core;
   const mailCatcher = new MailCatcher(db.kysely, config.dataDir, config.mail);
   // Copies send their mail to the catcher; its port is known only once `serve` has started it.
   const copyMailRelay = () => (mailCatcher.port > 0 ? `${config.mail.host}:${mailCatcher.port}` : null);
@@ -63,8 +63,7 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
       await engine.close();
       await webhooks.stop();
       await mailCatcher.stop();
-      await audit.close();
-      await db.close();
+      await core.close();
     },
   };
 }

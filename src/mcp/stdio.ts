@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { catalog } from '../../tools/index.js';
-import { createApp, defaultConfig, type App } from '../app.js';
+import { openCore, type OpenCore } from '../core-deps.js';
 import { toAppError } from '../core/errors.js';
 import { admit } from '../core/invoke.js';
 import { DATABASE_FILE, type DatabaseOptions } from '../db/connect.js';
@@ -35,7 +35,7 @@ export async function serveStdio(location: { dataDir: string; database?: Databas
   if (!database && !existsSync(join(dataDir, DATABASE_FILE))) {
     throw new StdioRefusal(`There is no teaminfra database in ${dataDir}. Pass the data directory of the server with --data-dir.`, true);
   }
-  const app = createApp({ ...defaultConfig(dataDir), database }, (error, capability) =>
+  const app = openCore(dataDir, database, (error, capability) =>
     console.error(JSON.stringify({ level: 'error', msg: 'internal error', capability, reason: error.internalReason })));
   try {
     await app.db.ready();
@@ -52,7 +52,7 @@ export async function serveStdio(location: { dataDir: string; database?: Databas
   await serveUntilClosed(app, bearer.trim());
 }
 
-async function serveUntilClosed(app: App, bearer: string): Promise<void> {
+async function serveUntilClosed(app: OpenCore, bearer: string): Promise<void> {
   const server = createMcpServer(buildToolCatalog(catalog), app, bearer);
   const transport = new StdioServerTransport();
   server.onerror = (error) => console.error(`teaminfra mcp: ${error.message}`);

@@ -1,0 +1,25 @@
+// What the authorization core and the capabilities need, and nothing more: the database and the
+// audit trail. `teaminfra mcp` (stdio) runs on this alone, so an assistant starting it does not
+// wait for the HTTP server, the mail catcher or the webhook worker to load.
+import { AuditLog } from './core/audit.js';
+import type { CoreDeps } from './core/invoke.js';
+import { openDatabase, type DatabaseOptions, type Db } from './db/connect.js';
+
+export interface OpenCore extends CoreDeps {
+  db: Db;
+  close(): Promise<void>;
+}
+
+export function openCore(dataDir: string, database: DatabaseOptions | undefined, onInternalError?: CoreDeps['onInternalError']): OpenCore {
+  const db = openDatabase(dataDir, database);
+  const audit = new AuditLog(db.kysely, { onError: (error) => console.error('audit flush failed', error) });
+  return {
+    db,
+    audit,
+    onInternalError,
+    async close() {
+      await audit.close();
+      await db.close();
+    },
+  };
+}
