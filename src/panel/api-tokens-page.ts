@@ -7,6 +7,7 @@ import { PERMISSIONS, parseStoredPermissions } from '../auth/permissions.js';
 import { createToken, revokeToken } from '../db/repositories/tokens.js';
 import { findTeamToken, listTeamTokens, replaceToken, updateTokenAccess, type TeamTokenRow } from '../db/repositories/token-admin.js';
 import { html } from './html.js';
+import { tokenChoices } from './token-choices.js';
 import { csrfField, page, sendPage } from './layout.js';
 import { panelAudit } from './panel-audit.js';
 import { PanelRefusal, requireCsrf, requireRole, requireTeamSession, type TeamSession } from './session-guard.js';
@@ -26,17 +27,7 @@ export function registerApiTokensPage(server: FastifyInstance, app: App): void {
     return session;
   }
 
-  async function choicesFor(teamId: string): Promise<Choices> {
-    const services = await db.selectFrom('erp_services').select(['id', 'name', 'parent_id']).where('team_id', '=', teamId)
-      .where('deleted_at', 'is', null).orderBy('id').execute();
-    const servers = await db.selectFrom('servers').select(['id', 'name']).where('team_id', '=', teamId)
-      .where('deleted_at', 'is', null).orderBy('id').execute();
-    return {
-      services: services.filter((service) => service.parent_id === null)
-        .map((service) => ({ id: service.id, name: service.name, copies: services.filter((copy) => copy.parent_id === service.id).length })),
-      servers,
-    };
-  }
+  const choicesFor = (teamId: string): Promise<Choices> => tokenChoices(db, teamId);
 
   server.get(BASE, async (request, reply) => {
     const session = await manager(request, reply);
