@@ -33,8 +33,14 @@ export interface EngineConfig {
   copyMailRelay: () => string | null;
 }
 
+/** How long a starting ERP service may take to answer its health check (TEAMINFRA_START_TIMEOUT_MS; slow hosts raise it). */
+function startTimeoutFromEnv(): number {
+  const value = Number(process.env.TEAMINFRA_START_TIMEOUT_MS);
+  return Number.isInteger(value) && value > 0 ? value : 10_000;
+}
+
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
-  node: defaultNodeName(), leaseMs: 30_000, pollMs: 500, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: 10_000, stopGraceMs: 5_000,
+  node: defaultNodeName(), leaseMs: 30_000, pollMs: 500, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
   copyMailRelay: () => null,
 };
 
