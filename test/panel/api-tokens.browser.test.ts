@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/password.js';
 import { upsertMember } from '../../src/db/repositories/teams.js';
-import { launchHeadless, signInToPanel } from '../support/browser.js';
+import { clickAndLoad, launchHeadless, signInToPanel } from '../support/browser.js';
 import { connectHttp } from '../mcp/clients.js';
 import { getJson, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 
@@ -31,15 +31,15 @@ describe('Developer > API Tokens in headless Chromium', () => {
 
   it('creates a token limited to one ERP service with Read ERP services, widens it, then revokes it', async () => {
     const page = await signIn('owner@example.com');
-    await page.click('text=API Tokens');
-    await page.click('text=Create a token');
+    await clickAndLoad(page, 'text=API Tokens');
+    await clickAndLoad(page, 'text=Create a token');
     await page.fill('input[name=name]', 'Status dashboard');
     await page.check('input[name=accepted_by][value=both]');
     await page.check('input[name=access][value=selected]');
     await page.check('input[name=permissions][value="services:read"]');
     await page.check('input[name=restrict_services]');
     await page.check(`input[name=services][value="${team.serviceIds[0]}"]`);
-    await page.click('button:has-text("Create token")');
+    await clickAndLoad(page, 'button:has-text("Create token")');
     expect((await page.locator('h1').textContent())?.trim()).toBe('Token created');
 
     // The copy button puts the value on the clipboard; that is how a person takes it.
@@ -72,18 +72,18 @@ describe('Developer > API Tokens in headless Chromium', () => {
     expect(denied.status).toBe(403);
     expect((await denied.json()).detail).toBe('This API token does not have the services:operate scope.');
 
-    await row.locator('text=Edit access').click();
+    await clickAndLoad(page, row.locator('text=Edit access'));
     await page.check('input[name=permissions][value="services:operate"]');
-    await page.click('button:has-text("Save access")');
+    await clickAndLoad(page, 'button:has-text("Save access")');
     await page.waitForURL(`${server.baseUrl}/panel/developer/api-tokens`);
     // Same value, wider access, on the very next request.
     const started = await start();
     expect(started.status).toBe(202);
     expect(await started.json()).toMatchObject({ kind: 'start', service_id: team.serviceIds[0] });
 
-    await page.locator('tr', { hasText: 'Status dashboard' }).locator('text=Revoke').click();
+    await clickAndLoad(page, page.locator('tr', { hasText: 'Status dashboard' }).locator('text=Revoke'));
     expect(await page.locator('main').textContent()).toContain('stops working at once');
-    await page.click('button:has-text("Revoke token")');
+    await clickAndLoad(page, 'button:has-text("Revoke token")');
     await page.waitForURL(`${server.baseUrl}/panel/developer/api-tokens`);
     expect((await page.locator('tr', { hasText: 'Status dashboard' }).locator('.state').textContent())?.trim()).toBe('revoked');
     expect((await getJson(server.baseUrl, '/api/service-erp', value)).status).toBe(401);

@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/password.js';
 import { upsertMember } from '../../src/db/repositories/teams.js';
-import { launchHeadless, signInToPanel } from '../support/browser.js';
+import { clickAndLoad, launchHeadless, signInToPanel } from '../support/browser.js';
 import { connectHttp } from '../mcp/clients.js';
 import { getJson, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 
@@ -37,7 +37,7 @@ describe('Members and token replacement in headless Chromium', () => {
     await page.check('input[name=permissions][value="services:read"]');
     await page.check('input[name=restrict_services]');
     await page.check(`input[name=services][value="${team.serviceIds[1]}"]`);
-    await page.click('button:has-text("Create token")');
+    await clickAndLoad(page, 'button:has-text("Create token")');
     return page.inputValue('#token-value');
   }
 
@@ -51,7 +51,7 @@ describe('Members and token replacement in headless Chromium', () => {
 
     const owner = await signIn('owner@example.com');
     await owner.goto(`${server.baseUrl}/panel/members`);
-    await owner.locator('tr[data-email="leaver@example.com"] button:has-text("Remove")').click();
+    await clickAndLoad(owner, owner.locator('tr[data-email="leaver@example.com"] button:has-text("Remove")'));
     await owner.waitForURL(`${server.baseUrl}/panel/members`);
     expect(await owner.locator('tr[data-email="leaver@example.com"]').count()).toBe(0);
 
@@ -75,8 +75,8 @@ describe('Members and token replacement in headless Chromium', () => {
     const owner = await signIn('owner@example.com');
     const oldValue = await createTokenOnPage(owner, 'Leaked in a log');
     await owner.goto(`${server.baseUrl}/panel/developer/api-tokens`);
-    await owner.locator('tr', { hasText: 'Leaked in a log' }).locator('text=Replace').click();
-    await owner.click('button:has-text("Revoke and replace")');
+    await clickAndLoad(owner, owner.locator('tr', { hasText: 'Leaked in a log' }).locator('text=Replace'));
+    await clickAndLoad(owner, 'button:has-text("Revoke and replace")');
     const newValue = await owner.inputValue('#token-value');
     expect(newValue).not.toBe(oldValue);
 
@@ -97,20 +97,20 @@ describe('Members and token replacement in headless Chromium', () => {
     const owner = await signIn('owner@example.com');
     await owner.goto(`${server.baseUrl}/panel/members`);
     await owner.locator('tr[data-email="owner@example.com"] select').selectOption('admin');
-    await owner.locator('tr[data-email="owner@example.com"] button:has-text("Change role")').click();
+    await clickAndLoad(owner, owner.locator('tr[data-email="owner@example.com"] button:has-text("Change role")'));
     expect(await owner.locator('main').textContent()).toContain('A team always keeps at least one owner');
     await owner.goto(`${server.baseUrl}/panel/members`);
-    await owner.locator('tr[data-email="owner@example.com"] button:has-text("Remove")').click();
+    await clickAndLoad(owner, owner.locator('tr[data-email="owner@example.com"] button:has-text("Remove")'));
     expect(await owner.locator('main').textContent()).toContain('A team always keeps at least one owner');
 
     const admin = await signIn('admin@example.com');
     await admin.goto(`${server.baseUrl}/panel/members`);
     await admin.locator('tr[data-email="owner@example.com"] select').selectOption('member');
-    await admin.locator('tr[data-email="owner@example.com"] button:has-text("Change role")').click();
+    await clickAndLoad(admin, admin.locator('tr[data-email="owner@example.com"] button:has-text("Change role")'));
     expect(await admin.locator('main').textContent()).toContain('Only an owner can change the role of an owner.');
     await admin.goto(`${server.baseUrl}/panel/members`);
     await admin.locator('tr[data-email="admin@example.com"] select').selectOption('owner');
-    await admin.locator('tr[data-email="admin@example.com"] button:has-text("Change role")').click();
+    await clickAndLoad(admin, admin.locator('tr[data-email="admin@example.com"] button:has-text("Change role")'));
     expect(await admin.locator('main').textContent()).toContain('you cannot give a role above your own');
 
     const roles = await server.app.db.kysely.selectFrom('memberships as m').innerJoin('users as u', 'u.id', 'm.user_id')
@@ -125,7 +125,7 @@ describe('Members and token replacement in headless Chromium', () => {
     await owner.goto(`${server.baseUrl}/panel/members`);
     await owner.fill('input[name=email]', 'newcomer@example.com');
     await owner.locator('form[action="/panel/members/invitations"] select').selectOption('member');
-    await owner.click('button:has-text("Create invitation link")');
+    await clickAndLoad(owner, 'button:has-text("Create invitation link")');
     const link = await owner.inputValue('#invitation-link');
     expect(link).toMatch(/\/panel\/invitations\//);
 

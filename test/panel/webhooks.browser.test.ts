@@ -1,20 +1,16 @@
 // Developer > Webhooks in headless Chromium: create (secret shown once), send a test event and
 // see it in the delivery log, rotate the secret (both signatures for a day), disable.
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/password.js';
 import { upsertMember } from '../../src/db/repositories/teams.js';
 import { verifyWebhook } from '../../src/webhooks/signing.js';
-import { launchHeadless, signInToPanel } from '../support/browser.js';
+import { clickAndLoad, launchHeadless, signInToPanel } from '../support/browser.js';
 import { seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 const PASSWORD = 'webhooks-test-password';
 
-/** Clicks a link or a form button and waits for the page it leads to, so the next step reads that page. */
-async function submit(page: Page, selector: string): Promise<void> {
-  await Promise.all([page.waitForEvent('load'), page.click(selector)]);
-}
 
 describe('Developer > Webhooks in headless Chromium', () => {
   let server: TestServer;
@@ -39,18 +35,18 @@ describe('Developer > Webhooks in headless Chromium', () => {
 
   it('creates a webhook, sends a test event, rotates the secret and disables it', async () => {
     const page = await signInToPanel(browser, server.baseUrl, 'owner@example.com', PASSWORD);
-    await submit(page, 'text=Webhooks');
-    await submit(page, 'text=Create a webhook');
+    await clickAndLoad(page, 'text=Webhooks');
+    await clickAndLoad(page, 'text=Create a webhook');
     await page.fill('input[name=url]', receiver.url);
     await page.fill('input[name=description]', 'Ops <receiver>');
-    await submit(page, 'button:has-text("Create webhook")');
+    await clickAndLoad(page, 'button:has-text("Create webhook")');
     const secret = await page.inputValue('#webhook-secret');
     expect(secret).toMatch(/^whsec_/);
 
-    await submit(page, 'text=Open the webhook');
+    await clickAndLoad(page, 'text=Open the webhook');
     const hookUrl = page.url();
     expect(await page.content()).not.toContain(secret);
-    await submit(page, 'button:has-text("Send test event")');
+    await clickAndLoad(page, 'button:has-text("Send test event")');
     const [delivery] = await receiver.waitFor(1);
     expect(verifyWebhook(secret, delivery!.headers as Record<string, string>, delivery!.body)).toMatchObject({ type: 'webhook.test' });
     // The delivery log shows the attempt once the worker recorded it.
@@ -64,18 +60,18 @@ describe('Developer > Webhooks in headless Chromium', () => {
     expect(row).toContain('delivered');
     expect(row).toContain('200');
 
-    await submit(page, 'button:has-text("Rotate signing secret")');
+    await clickAndLoad(page, 'button:has-text("Rotate signing secret")');
     const rotated = await page.inputValue('#webhook-secret');
     expect(rotated).not.toBe(secret);
-    await submit(page, 'text=Open the webhook');
+    await clickAndLoad(page, 'text=Open the webhook');
     expect(await page.locator('main').textContent()).toContain('The previous secret also signs deliveries until');
-    await submit(page, 'button:has-text("Send test event")');
+    await clickAndLoad(page, 'button:has-text("Send test event")');
     const second = (await receiver.waitFor(2))[1]!;
     expect(String(second.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(verifyWebhook(secret, second.headers as Record<string, string>, second.body)).toBeTruthy();
     expect(verifyWebhook(rotated, second.headers as Record<string, string>, second.body)).toBeTruthy();
 
-    await submit(page, 'button:has-text("Disable")');
+    await clickAndLoad(page, 'button:has-text("Disable")');
     expect(await page.locator('main').textContent()).toContain('Disabled. Disabled by a team member.');
     await page.goto(`${server.baseUrl}/panel/developer/webhooks`);
     expect(await page.locator('tbody').textContent()).toContain('Ops <receiver>');
@@ -90,7 +86,7 @@ describe('Developer > Webhooks in headless Chromium', () => {
       const page = await signInToPanel(browser, strict.baseUrl, 'o@example.com', PASSWORD);
       await page.goto(`${strict.baseUrl}/panel/developer/webhooks/new`);
       await page.fill('input[name=url]', 'https://127.0.0.1/hook');
-      await submit(page, 'button:has-text("Create webhook")');
+      await clickAndLoad(page, 'button:has-text("Create webhook")');
       expect(await page.locator('.error').textContent()).toContain('private, loopback or link-local address');
       await page.context().close();
     } finally {

@@ -1,6 +1,6 @@
 // Headless Chromium (Debian's package, driven by playwright-core) for the panel's tests.
 import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -29,4 +29,9 @@ export async function signInToPanel(browser: Browser, baseUrl: string, email: st
   await page.click('button[type=submit]');
   await page.waitForURL(`${baseUrl}/panel`);
   return page;
+}
+
+/** Clicks a link or form button and waits for the page it leads to, so the next step reads that page. */
+export async function clickAndLoad(page: Page, target: string | Locator): Promise<void> {
+  await Promise.all([page.waitForEvent('load'), typeof target === 'string' ? page.click(target) : target.click()]);
 }
