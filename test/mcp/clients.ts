@@ -8,6 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ProblemDocument } from '../../src/http/problem.js';
 import { PROBLEM_META_KEY } from '../../src/mcp/tool-results.js';
 import { packageRoot } from '../../src/package-root.js';
 
@@ -77,15 +78,8 @@ export async function connectStdio(
   return { client, transport, stderr: () => stderr, close: () => client.close() };
 }
 
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  permission?: string;
-  errors?: { field: string; message: string }[];
-}
+/** The REST problem document: MCP errors carry the very same one. */
+export type Problem = ProblemDocument;
 
 /** The problem document an isError result carries, exactly as REST would send it. */
 export function problemIn(result: unknown): Problem | undefined {
