@@ -1,6 +1,9 @@
 // A per-token fixed-window rate limit, keyed by the hash of the presented bearer (or the
 // client address when there is none), so floods of bad tokens are limited before any lookup.
 // Headers follow draft-ietf-httpapi-ratelimit-headers: RateLimit-Policy and RateLimit.
+import { hashTokenValue } from '../auth/token-format.js';
+import { AppError } from '../core/errors.js';
+
 export interface RateLimitConfig {
   /** Requests allowed per window per token. */
   limit: number;
@@ -15,6 +18,11 @@ export interface RateDecision {
   limitHeader: string;
 }
 
+/** Anything that can carry the two rate-limit headers (a Fastify reply). */
+interface HeaderTarget {
+  header(name: string, value: string): unknown;
+}
+
 export class RateLimiter {
   private windowStartMs = 0;
   private counts = new Map<string, number>();
@@ -22,6 +30,22 @@ export class RateLimiter {
 
   constructor(private readonly config: RateLimitConfig) {
     this.policyHeader = `"per-token";q=${config.limit};w=${config.windowSeconds}`;
+  }
+
+  /**
+   * One request of the caller presenting `bearer` (keyed by its hash, or by the address without
+   * one): sets RateLimit-Policy and RateLimit, and throws 429 rate_limited past the limit.
+   * REST and MCP both call this, so a token has one budget and one answer whichever it uses.
+   */
+  admitRequest(bearer: string | undefined, address: string, reply: HeaderTarget): void {
+    const decision = this.take(bearer ? hashTokenValue(bearer) : `ip:${address}`);
+    reply.header('RateLimit-Policy', decision.policyHeader);
+    reply.header('RateLimit', decision.limitHeader);
+    if (!decision.allowed) {
+      throw new AppError('rate_limited', `Too many requests for this token; try again in ${decision.resetSeconds} seconds.`, {
+        retryAfterSeconds: decision.resetSeconds,
+      });
+    }
   }
 
   take(key: string, nowMs = Date.now()): RateDecision {

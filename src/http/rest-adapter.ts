@@ -2,7 +2,6 @@
 // no rules: it turns a request into raw input and credentials, calls invoke(), and formats.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bearerFrom } from '../auth/authenticate.js';
-import { hashTokenValue } from '../auth/token-format.js';
 import type { Capability } from '../core/capability.js';
 import { AppError, toAppError } from '../core/errors.js';
 import { invoke, invokeDownload, type CoreDeps } from '../core/invoke.js';
@@ -42,13 +41,7 @@ async function handle(
   try {
     // A download answers with the file's own type, whatever JSON preference the client states.
     if (!capability.download) refuseUnacceptable(request.headers.accept);
-    const decision = limiter.take(bearer ? hashTokenValue(bearer) : `ip:${request.ip}`);
-    reply.header('RateLimit-Policy', decision.policyHeader).header('RateLimit', decision.limitHeader);
-    if (!decision.allowed) {
-      throw new AppError('rate_limited', `Too many requests for this token; try again in ${decision.resetSeconds} seconds.`, {
-        retryAfterSeconds: decision.resetSeconds,
-      });
-    }
+    limiter.admitRequest(bearer, request.ip, reply);
     const idempotencyKey = headerValue(request.headers['idempotency-key']);
     if (capability.download) {
       const file = await invokeDownload(capability, rawInputOf(capability, request), { bearer, channel: 'api' }, deps);

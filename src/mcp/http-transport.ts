@@ -9,7 +9,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { App } from '../app.js';
 import { bearerFrom } from '../auth/authenticate.js';
-import { hashTokenValue } from '../auth/token-format.js';
 import type { Capability } from '../core/capability.js';
 import { AppError, toAppError } from '../core/errors.js';
 import { admit } from '../core/invoke.js';
@@ -66,13 +65,7 @@ async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): 
   // The Host was checked above, so it names this server; the 401 tells a client where to sign in.
   const base = publicBaseOf(request, gate.app.publicUrl);
   try {
-    const decision = gate.limiter.take(bearer ? hashTokenValue(bearer) : `ip:${request.ip}`);
-    reply.header('RateLimit-Policy', decision.policyHeader).header('RateLimit', decision.limitHeader);
-    if (!decision.allowed) {
-      throw new AppError('rate_limited', `Too many requests for this token; try again in ${decision.resetSeconds} seconds.`, {
-        retryAfterSeconds: decision.resetSeconds,
-      });
-    }
+    gate.limiter.admitRequest(bearer, request.ip, reply);
     const principal = await admit(gate.app, { bearer, channel: 'mcp' }, 'mcp');
     const wrongAudience = await audienceRefusal(gate.app.db.kysely, principal, mcpResourceOf(base));
     if (wrongAudience) {
