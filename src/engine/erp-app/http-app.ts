@@ -8,8 +8,9 @@ import { completePasswordReset, isResetTokenValid, requestPasswordReset } from '
 
 const FORM_LIMIT_BYTES = 16 * 1024;
 
-export function createErpServer(config: ErpAppConfig, db: SQLite.Database): Server {
-  const baseUrl = `http://${config.host}:${config.port}`;
+/** `publicUrl`: where people reach it, for links in its emails (in a container, not the address it listens on). */
+export function createErpServer(config: ErpAppConfig, db: SQLite.Database, publicUrl?: string): Server {
+  const baseUrl = publicUrl ?? `http://${config.host}:${config.port}`;
   const count = (table: string) => (db.prepare(`SELECT count(*) AS count FROM ${table}`).get() as { count: number }).count;
 
   const routes: Record<string, (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<void> | void> = {
