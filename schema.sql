@@ -67,6 +67,32 @@ CREATE TABLE IF NOT EXISTS erp_services (
 CREATE INDEX IF NOT EXISTS erp_services_team ON erp_services (team_id, id);
 CREATE INDEX IF NOT EXISTS erp_services_parent ON erp_services (parent_id);
 
+-- Where a running service is reached: the host of its server's Docker engine (NULL: this
+-- machine, 127.0.0.1, as for the local driver). Added after the first release.
+ALTER TABLE erp_services ADD COLUMN IF NOT EXISTS published_host TEXT;
+
+-- Servers that are Docker engines (src/engine/docker): their services are containers there.
+-- A server without a row here runs its services as local processes (the embedded default).
+CREATE TABLE IF NOT EXISTS docker_servers (
+  server_id   TEXT PRIMARY KEY REFERENCES servers (id),
+  -- unix:///var/run/docker.sock, tcp://host:2376 (TLS) or ssh://user@host
+  docker_host TEXT NOT NULL,
+  -- The image its services run; NULL: the bundled ERP image, built on the engine when missing.
+  image       TEXT,
+  created_at  TEXT NOT NULL
+);
+
+-- What the Docker driver keeps about a service: the named volume that holds its data now (a
+-- restore swaps in another one), and a copy's login to the mail catcher, handed to its
+-- containers (the catcher keeps only a hash of it).
+CREATE TABLE IF NOT EXISTS docker_services (
+  service_id    TEXT PRIMARY KEY REFERENCES erp_services (id),
+  volume        TEXT NOT NULL,
+  mail_username TEXT,
+  mail_password TEXT,
+  updated_at    TEXT NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS api_tokens (
   id                 TEXT PRIMARY KEY,
   team_id            TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,

@@ -48,7 +48,12 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
   const mailCatcher = new MailCatcher(db.kysely, config.dataDir, config.mail);
   // Copies send their mail to the catcher; its port is known only once `serve` has started it.
   const copyMailRelay = () => (mailCatcher.port > 0 ? `${config.mail.host}:${mailCatcher.port}` : null);
-  const engine = createEngine(db, { copyMailRelay, ...config.engine });
+  // A container reaches the catcher through its engine's machine (see EngineConfig.containerMailRelay).
+  const containerMailRelay = () => {
+    if (mailCatcher.port <= 0) return null;
+    return process.env.TEAMINFRA_SMTP_ADDRESS_FOR_CONTAINERS || `host.docker.internal:${mailCatcher.port}`;
+  };
+  const engine = createEngine(db, { copyMailRelay, containerMailRelay, ...config.engine });
   const webhooks = new WebhookWorker(db.kysely, config.webhooks);
   return {
     db,

@@ -1,17 +1,18 @@
 // Row to view mappers, so every capability shows a resource the same way.
 import type { z } from 'zod';
+import { serviceUrl } from '../src/engine/service-url.js';
 import type { BackupView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
 
 type ServiceRow = {
   id: string; name: string; server_id: string; parent_id: string | null; state: z.infer<typeof ServiceView>['state'];
-  revision: number; port: number | null; created_at: string; updated_at: string;
+  revision: number; port: number | null; published_host: string | null; created_at: string; updated_at: string;
 };
 
 export function serviceView(row: ServiceRow): z.infer<typeof ServiceView> {
   return {
     id: row.id, name: row.name, server_id: row.server_id, parent_id: row.parent_id, is_copy: row.parent_id !== null,
     state: row.state, revision: row.revision,
-    url: row.port !== null && row.state === 'running' ? `http://127.0.0.1:${row.port}/` : null,
+    url: serviceUrl(row),
     created_at: row.created_at, updated_at: row.updated_at,
   };
 }

@@ -14,6 +14,7 @@ import { createToken } from '../db/repositories/tokens.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, dataLocationOf, listOption, parseOptions, required } from './options.js';
 import { UsageError } from './usage.js';
+import { createDockerServer, DOCKER_COMMANDS } from './docker-commands.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
 import { webhookConfigFromEnv } from '../webhooks/config.js';
 import { WebhookRefusal } from '../webhooks/url-safety.js';
@@ -24,6 +25,7 @@ const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
 type Handler = (db: Kysely<Database>, args: string[], stdin: () => Promise<string>) => Promise<object>;
 
 const COMMANDS: Record<string, Handler> = {
+  ...DOCKER_COMMANDS,
   'create-team': async (db, args) => {
     const values = parseOptions(args, { name: { type: 'string' }, plan: { type: 'string' }, timezone: { type: 'string' } }, 'create-team');
     const plan = oneOf(values.plan ?? 'starter', PLANS, 'plan');
@@ -59,9 +61,15 @@ const COMMANDS: Record<string, Handler> = {
     return { id };
   },
   'create-server': async (db, args) => {
-    const values = parseOptions(args, { team: { type: 'string' }, name: { type: 'string' } }, 'create-server');
+    const values = parseOptions(args, {
+      team: { type: 'string' }, name: { type: 'string' }, 'docker-host': { type: 'string' }, image: { type: 'string' },
+    }, 'create-server');
     const teamId = await existingTeam(db, required(values, 'team', 'create-server'));
-    const id = await insertServer(db, { teamId, name: required(values, 'name', 'create-server') });
+    const name = required(values, 'name', 'create-server');
+    if (values.image !== undefined && values['docker-host'] === undefined) throw new UsageError('create-server: --image needs --docker-host.');
+    const id = values['docker-host'] === undefined
+      ? await insertServer(db, { teamId, name })
+      : await createDockerServer(db, { teamId, name, dockerHost: values['docker-host'], image: values.image ?? null });
     await operatorAudit(db, teamId, 'create_server', 'server', id);
     return { id };
   },

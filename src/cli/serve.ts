@@ -7,10 +7,11 @@ import { describePostgresUrl } from '../db/dialect-postgres.js';
 import { defaultNodeName, NODE_NAME } from '../engine/node-name.js';
 import { dataLocationOf, leaseMsFromEnv, parseOptions } from './options.js';
 import { UsageError } from './usage.js';
+import { engineAddressOption } from './docker-commands.js';
 
 export async function runServe(args: string[]): Promise<void> {
   const values = parseOptions(args, {
-    port: { type: 'string' }, host: { type: 'string' }, demo: { type: 'boolean' }, node: { type: 'string' },
+    port: { type: 'string' }, host: { type: 'string' }, demo: { type: 'boolean' }, node: { type: 'string' }, 'docker-host': { type: 'string' },
   }, 'serve');
   const port = Number(values.port ?? process.env.PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`serve: --port must be a port number; got "${values.port}".`);
@@ -20,10 +21,11 @@ export async function runServe(args: string[]): Promise<void> {
   if (!NODE_NAME.test(node)) {
     throw new UsageError(`serve: the node name "${node}" must be 1 to 63 letters, digits, dots, dashes or underscores; set --node or TEAMINFRA_NODE.`);
   }
+  const dockerHost = values['docker-host'] === undefined ? null : engineAddressOption(values['docker-host'], 'serve');
   const location = dataLocationOf(values);
   const databaseName = location.database ? `PostgreSQL ${describePostgresUrl(location.database.url)}` : `SQLite in ${location.dataDir}`;
 
-  const app = createApp({ ...defaultConfig(location.dataDir), database: location.database, engine: { node, ...leaseMsFromEnv() } }, (error, capability) =>
+  const app = createApp({ ...defaultConfig(location.dataDir), database: location.database, engine: { node, newServersDockerHost: dockerHost, ...leaseMsFromEnv() } }, (error, capability) =>
     console.error(JSON.stringify({ level: 'error', msg: 'internal error', capability, reason: error.internalReason })));
   // PostgreSQL connects on first use: fail here, with the address, rather than on the first request.
   await app.db.ready().catch(async (error: Error) => {

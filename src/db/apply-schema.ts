@@ -16,6 +16,19 @@ export function schemaStatements(): string[] {
     .filter((statement) => statement.length > 0);
 }
 
-export function applySchema(sqlite: { exec(sql: string): unknown }): void {
-  for (const statement of schemaStatements()) sqlite.exec(statement);
+// PostgreSQL runs `ALTER TABLE t ADD COLUMN IF NOT EXISTS c ...` as written; SQLite has no
+// such clause, so here it is read as "add the column unless table_info lists it".
+const ADD_COLUMN = /^ALTER TABLE (\w+) ADD COLUMN IF NOT EXISTS (\w+) (.+)$/is;
+
+export function applySchema(sqlite: { exec(sql: string): unknown; pragma(sql: string): unknown }): void {
+  for (const statement of schemaStatements()) {
+    const addColumn = ADD_COLUMN.exec(statement);
+    if (!addColumn) {
+      sqlite.exec(statement);
+      continue;
+    }
+    const [, table, column, definition] = addColumn as unknown as [string, string, string, string];
+    const columns = sqlite.pragma(`table_info(${table})`) as { name: string }[];
+    if (!columns.some((existing) => existing.name === column)) sqlite.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+  }
 }

@@ -28,6 +28,13 @@ export interface ErpServicesTable {
   state: ServiceState; revision: number; port: number | null; pid: number | null;
   outgoing_smtp: string | null; mail_username: string | null; mail_password_hash: string | null;
   state_reason: string | null; created_at: string; updated_at: string; deleted_at: string | null;
+  published_host: string | null;
+}
+
+export interface DockerServersTable { server_id: string; docker_host: string; image: string | null; created_at: string }
+
+export interface DockerServicesTable {
+  service_id: string; volume: string; mail_username: string | null; mail_password: string | null; updated_at: string;
 }
 
 export interface ApiTokensTable {
@@ -117,6 +124,8 @@ export interface Database {
   memberships: MembershipsTable;
   servers: ServersTable;
   erp_services: ErpServicesTable;
+  docker_servers: DockerServersTable;
+  docker_services: DockerServicesTable;
   api_tokens: ApiTokensTable;
   api_token_services: ApiTokenServicesTable;
   api_token_servers: ApiTokenServersTable;

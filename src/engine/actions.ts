@@ -11,7 +11,8 @@ import { copyAction } from './actions/copy.js';
 import { restoreAction } from './actions/restore.js';
 import { persistingHooks, requireService } from './actions/service-of-operation.js';
 import type { BackupFile, ServiceDriver } from './driver.js';
-import { loadServiceSpec } from './service-spec.js';
+import { loadServerSpec, loadServiceSpec } from './service-spec.js';
+import { makeDockerServer } from './docker/docker-servers.js';
 import type { ServiceChange } from './state-changes.js';
 
 export interface ActionContext {
@@ -20,6 +21,7 @@ export interface ActionContext {
   operation: OperationRow;
   /** The control plane's data directory: backups are kept under it. */
   dataDir: string;
+  newServersDockerHost: string | null;
 }
 
 export interface ActionResult {
@@ -67,10 +69,9 @@ export const ACTIONS: Record<OperationKind, Action> = {
       service: { state: 'stopped', reason: null, pid: null, port: null, deleted: true },
     };
   },
-  async create_server({ db, driver, operation }) {
-    const server = await db.selectFrom('servers').select(['id', 'root_dir'])
-      .where('id', '=', operation.server_id as string).executeTakeFirstOrThrow();
-    const { rootDir } = await driver.provisionServer({ id: server.id, rootDir: server.root_dir });
+  async create_server({ db, driver, operation, newServersDockerHost }) {
+    if (newServersDockerHost) await makeDockerServer(db, operation.server_id as string, newServersDockerHost);
+    const { rootDir } = await driver.provisionServer(await loadServerSpec(db, operation.server_id as string));
     return { result: {}, server: { state: 'ready', rootDir } };
   },
   copy: copyAction,

@@ -6,6 +6,8 @@
 export interface ServerSpec {
   id: string;
   rootDir: string | null;
+  /** A Docker engine (src/engine/docker) and the image its services run (null: the bundled one); null: local processes. */
+  docker: { host: string; image: string | null } | null;
 }
 
 /** What a driver needs to know about one ERP service. */
@@ -29,6 +31,8 @@ export interface RunningService {
   pid: number;
   port: number;
   revision: number;
+  /** The host its port is published on, when not this machine (a Docker engine elsewhere). */
+  publishedHost?: string;
 }
 
 /** What is really running, whatever the database says. */

@@ -5,10 +5,13 @@ import type { Db } from '../db/connect.js';
 import { nowIso } from '../db/ids.js';
 import type { ServiceDriver } from './driver.js';
 import { LocalDriver } from './local/local-driver.js';
+import { DockerDriver } from './docker/docker-driver.js';
+import { EngineRegistry } from './docker/engine-registry.js';
+import { DriverRouter } from './driver-router.js';
 import { defaultNodeName } from './node-name.js';
 import { performOperation } from './perform.js';
 import { reconcileServices } from './reconcile.js';
-import { specOf, takenPorts } from './service-spec.js';
+import { serviceSpecQuery, specOf, takenPorts } from './service-spec.js';
 import { changeServiceState } from './state-changes.js';
 import { OperationWorker } from './worker.js';
 import { inWriteTransaction } from './write-transaction.js';
@@ -31,6 +34,14 @@ export interface EngineConfig {
    * so the catcher may start before or after the engine. Copies send their mail only there.
    */
   copyMailRelay: () => string | null;
+  /**
+   * "host:port" of the mail catcher as a container on a Docker server reaches it; null: the
+   * catcher's port on the engine machine's bridge gateway (host.docker.internal), which is right
+   * when the engine runs on this machine (TEAMINFRA_SMTP_ADDRESS_FOR_CONTAINERS elsewhere).
+   */
+  containerMailRelay: () => string | null;
+  /** `serve --docker-host`: servers created through the API become Docker servers on this engine; null: local. */
+  newServersDockerHost: string | null;
 }
 
 /** How long a starting ERP service may take to answer its health check (TEAMINFRA_START_TIMEOUT_MS; slow hosts raise it). */
@@ -42,6 +53,8 @@ function startTimeoutFromEnv(): number {
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   node: defaultNodeName(), leaseMs: 30_000, pollMs: 500, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
   copyMailRelay: () => null,
+  containerMailRelay: () => null,
+  newServersDockerHost: null,
 };
 
 export interface Engine {
@@ -54,12 +67,18 @@ export interface Engine {
 
 export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onError = logEngineError): Engine {
   const config = { ...DEFAULT_ENGINE_CONFIG, ...overrides };
-  const driver = new LocalDriver({
+  const local = new LocalDriver({
     dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
     takenPorts: () => takenPorts(db.kysely), copyMailRelay: config.copyMailRelay,
   });
+  const engines = new EngineRegistry();
+  const docker = new DockerDriver({
+    db: db.kysely, engines, dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
+    takenPorts: () => takenPorts(db.kysely), containerMailRelay: config.containerMailRelay,
+  });
+  const driver = new DriverRouter(local, docker);
   const reconcileDeps = { db: db.kysely, driver, node: config.node, onError };
-  const worker = new OperationWorker(db, (operation, owner, attempt) => performOperation({ db, driver, onError }, operation, owner, attempt), {
+  const worker = new OperationWorker(db, (operation, owner, attempt) => performOperation({ db, driver, onError, newServersDockerHost: config.newServersDockerHost }, operation, owner, attempt), {
     node: config.node, leaseMs: config.leaseMs, pollMs: config.pollMs, concurrency: config.concurrency, onError,
   });
   let state: 'new' | 'started' | 'closed' = 'new';
@@ -92,14 +111,14 @@ export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onEr
       await reconciling;
       await worker.close();
       if (options.services === 'stop') await stopEveryService(db, driver, onError);
+      await engines.close();
     },
   };
 }
 
 /** Stops every service's process and records it stopped; for tests and benchmarks. */
 async function stopEveryService(db: Db, driver: ServiceDriver, onError: (error: unknown, context: string) => void): Promise<void> {
-  const rows = await db.kysely.selectFrom('erp_services as s').innerJoin('servers as v', 'v.id', 's.server_id')
-    .select(['s.id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 's.parent_id', 's.state', 'v.id as server_id', 'v.root_dir'])
+  const rows = await serviceSpecQuery(db.kysely).select(['s.state'])
     .where('s.deleted_at', 'is', null).execute();
   await Promise.all(rows.map(async (row) => {
     try {

@@ -20,7 +20,7 @@ export function lostNodeReason(node: string, leaseExpiredAt: string | null): str
 export async function failOperationOfLostNode(trx: Kysely<Database>, seen: CandidateRow, node: string, at: string): Promise<boolean> {
   const reason = lostNodeReason(node, seen.lease_expires_at);
   if (!(await failExpiredOperation(trx, seen, { reason, at }))) return false;
-  const { server_node: _hostedBy, ...row } = seen;
+  const { server_node: _hostedBy, docker_host: _engine, ...row } = seen;
   const operation: OperationRow = { ...row, state: 'failed', reason, lease_owner: null, lease_expires_at: null, finished_at: at };
   await recordOperationState(trx, operation, 'failed', reason, at);
   return true;

@@ -20,6 +20,8 @@ export interface PerformDeps {
   db: Db;
   driver: ServiceDriver;
   onError(error: unknown, context: string): void;
+  /** `serve --docker-host`: a server created through the API is made a Docker server on this engine. */
+  newServersDockerHost?: string | null;
 }
 
 /** An operation interrupted this many times (its worker died each time) is given up. */
@@ -37,6 +39,8 @@ export async function performOperation(deps: PerformDeps, operation: OperationRo
   const outcome = attempt > MAX_ATTEMPTS ? await giveUp(deps, operation, attempt) : await attemptAction(deps, operation);
   // Asked of the driver before the transaction: a failed restore leaves the service as it really is.
   const afterFailedRestore = !outcome.ok && operation.kind === 'restore' ? await serviceAfterFailedRestore(deps, operation, outcome.reason) : undefined;
+  // A redeploy that failed may have left the previous revision serving (the Docker driver starts the new one beside it).
+  const stillServing = !outcome.ok && operation.kind === 'redeploy' ? await runningNow(deps, operation) : undefined;
   await inWriteTransaction(deps.db.kysely, async (trx) => {
     const at = nowIso();
     const finished = await finishOperation(trx, operation.id, owner, {
@@ -46,6 +50,7 @@ export async function performOperation(deps: PerformDeps, operation: OperationRo
     if (!finished) return;
     await recordOperationState(trx, operation, outcome.ok ? 'succeeded' : 'failed', outcome.ok ? null : outcome.reason, at);
     if (outcome.ok) await recordSuccess(trx, operation, outcome.value, at);
+    else if (stillServing) await updateService(trx, operation.service_id as string, { ...stillServing, reason: outcome.reason }, at);
     else await recordFailure(trx, operation, outcome, afterFailedRestore, at);
   });
 }
@@ -110,18 +115,25 @@ async function recordFailure(
 async function serviceAfterFailedRestore(deps: PerformDeps, operation: OperationRow, reason: string): Promise<ServiceChange> {
   const spec = operation.service_id ? await loadServiceSpec(deps.db.kysely, operation.service_id) : undefined;
   const status = spec ? await deps.driver.status(spec).catch(() => undefined) : undefined;
-  if (status?.state === 'running') return { state: 'running', pid: status.pid, port: status.port };
+  if (status?.state === 'running') return { state: 'running', pid: status.pid, port: status.port, ...(status.publishedHost ? { publishedHost: status.publishedHost } : {}) };
   const { previous_state: previous } = restoreParametersOf(operation.parameters);
   // It ran before and does not now: failed, with why.
   if (previous === 'running') return { state: 'failed', reason, pid: null };
   return { state: previous, pid: null };
 }
 
+async function runningNow(deps: PerformDeps, operation: OperationRow): Promise<ServiceChange | undefined> {
+  const spec = operation.service_id ? await loadServiceSpec(deps.db.kysely, operation.service_id) : undefined;
+  const status = spec ? await deps.driver.status(spec).catch(() => undefined) : undefined;
+  if (status?.state !== 'running') return undefined;
+  return { state: 'running', pid: status.pid, port: status.port, revision: status.revision, ...(status.publishedHost ? { publishedHost: status.publishedHost } : {}) };
+}
+
 async function attemptAction(deps: PerformDeps, operation: OperationRow): Promise<Outcome> {
   const action = ACTIONS[operation.kind as OperationKind];
   try {
     if (!action) throw new Error(`no action for operation kind ${operation.kind}`);
-    return { ok: true, value: await action({ db: deps.db.kysely, driver: deps.driver, operation, dataDir: deps.db.dataDir }) };
+    return { ok: true, value: await action({ db: deps.db.kysely, driver: deps.driver, operation, dataDir: deps.db.dataDir, newServersDockerHost: deps.newServersDockerHost ?? null }) };
   } catch (error) {
     if (error instanceof DriverError) return { ok: false, reason: error.reason, portUnusable: error.portUnusable };
     deps.onError(error, `operation ${operation.id} (${operation.kind})`);

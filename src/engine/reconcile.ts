@@ -13,7 +13,7 @@ import type { Kysely } from 'kysely';
 import type { Database, ServiceState } from '../db/tables.js';
 import { nowIso } from '../db/ids.js';
 import type { ServiceDriver, ServiceStatus } from './driver.js';
-import { specOf } from './service-spec.js';
+import { loadServerSpec, serviceSpecQuery, specOf } from './service-spec.js';
 import { changeServerState, changeServiceState, type ServiceChange } from './state-changes.js';
 import { inWriteTransaction } from './write-transaction.js';
 
@@ -29,8 +29,7 @@ const GONE = 'Its process is no longer running (it ended, or the machine restart
 const INTERRUPTED = 'An operation on it was interrupted; this is the state it was found in.';
 
 export async function reconcileServices(deps: ReconcileDeps, mode: 'startup' | 'periodic'): Promise<void> {
-  let query = deps.db.selectFrom('erp_services as s').innerJoin('servers as v', 'v.id', 's.server_id')
-    .select(['s.id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 's.parent_id', 's.state', 's.updated_at', 'v.id as server_id', 'v.root_dir'])
+  let query = serviceSpecQuery(deps.db).select(['s.state', 's.updated_at'])
     .where('s.deleted_at', 'is', null)
     .where((eb) => eb.or([eb('v.node', 'is', null), eb('v.node', '=', deps.node)]))
     .where((eb) => eb.not(eb.exists(eb.selectFrom('operations as o').select('o.id')
@@ -93,7 +92,7 @@ async function reconcileServers(deps: ReconcileDeps): Promise<void> {
     .execute();
   for (const server of servers) {
     try {
-      const { rootDir } = await deps.driver.provisionServer({ id: server.id, rootDir: server.root_dir });
+      const { rootDir } = await deps.driver.provisionServer(await loadServerSpec(deps.db, server.id));
       await inWriteTransaction(deps.db, async (trx) => {
         const busy = await trx.selectFrom('operations').select('id').where('server_id', '=', server.id).where('service_id', 'is', null)
           .where('state', 'in', ['queued', 'running']).executeTakeFirst();

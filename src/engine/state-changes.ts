@@ -8,6 +8,7 @@ import { endBackup, findBackupById } from '../db/repositories/backups.js';
 import { insertEvent } from '../db/repositories/events.js';
 import { insertTransition, type OperationKind, type OperationRow } from '../db/repositories/operations.js';
 import { serviceEventType, type EngineEventType } from './event-types.js';
+import { serviceUrl } from './service-url.js';
 
 type OperationState = OperationRow['state'];
 
@@ -33,6 +34,8 @@ export interface ServiceChange {
   reason?: string | null;
   pid?: number | null;
   port?: number | null;
+  /** The host its port is published on (a Docker engine's); null: this machine. */
+  publishedHost?: string | null;
   revision?: number;
   deleted?: boolean;
 }
@@ -53,6 +56,7 @@ export async function updateService(trx: Kysely<Database>, serviceId: string, ch
     ...(change.reason !== undefined ? { state_reason: change.reason } : {}),
     ...(change.pid !== undefined ? { pid: change.pid } : {}),
     ...(change.port !== undefined ? { port: change.port } : {}),
+    ...(change.publishedHost !== undefined ? { published_host: change.publishedHost } : {}),
     ...(change.revision !== undefined ? { revision: change.revision } : {}),
     ...(change.deleted ? { deleted_at: at } : {}),
   }).where('id', '=', serviceId).execute();
@@ -62,7 +66,7 @@ export async function writeServiceEvent(
   trx: Kysely<Database>, serviceId: string, type: EngineEventType, operationId: string | null, at: string,
 ): Promise<void> {
   const service = await trx.selectFrom('erp_services')
-    .select(['id', 'team_id', 'name', 'server_id', 'parent_id', 'state', 'revision', 'port', 'state_reason'])
+    .select(['id', 'team_id', 'name', 'server_id', 'parent_id', 'state', 'revision', 'port', 'published_host', 'state_reason'])
     .where('id', '=', serviceId).executeTakeFirstOrThrow();
   // Subscribers tell a deleted copy from a deleted service by its event (the webhook catalog's copy.deleted).
   const eventType: EngineEventType = type === 'service.deleted' && service.parent_id !== null ? 'copy.deleted' : type;
@@ -72,7 +76,7 @@ export async function writeServiceEvent(
       service: {
         id: service.id, name: service.name, server_id: service.server_id, parent_id: service.parent_id,
         state: service.state, revision: service.revision,
-        url: service.port !== null && service.state === 'running' ? `http://127.0.0.1:${service.port}/` : null,
+        url: serviceUrl(service),
       },
       reason: service.state_reason, operation_id: operationId,
     },

@@ -108,7 +108,8 @@ export class OperationWorker {
           continue;
         }
         if (resumed && !leaseExpired && !isLeaseOwnerGone(seen.lease_owner)) continue;
-        if (seen.server_id !== null && seen.server_node === null && !(await hostServer(trx, seen.server_id, node))) continue;
+        // A Docker server's engine answers every node: it gets no host, and any node runs its operations.
+        if (seen.server_id !== null && seen.server_node === null && seen.docker_host === null && !(await hostServer(trx, seen.server_id, node))) continue;
         if (!(await takeLease(trx, seen, this.owner, new Date(now + this.options.leaseMs).toISOString(), at))) continue;
         const operation: OperationRow = { ...rowOf(seen), state: 'running', lease_owner: this.owner, started_at: seen.started_at ?? at };
         const reason = resumed ? `Resumed: the worker running it (${seen.lease_owner ?? 'unknown'}) stopped before it finished.` : null;
@@ -142,6 +143,6 @@ export class OperationWorker {
 }
 
 function rowOf(candidate: CandidateRow): OperationRow {
-  const { server_node: _hostedBy, ...row } = candidate;
+  const { server_node: _hostedBy, docker_host: _engine, ...row } = candidate;
   return row;
 }

@@ -12,7 +12,9 @@ export interface MailConfig {
 export function mailConfigFromEnv(env: NodeJS.ProcessEnv = process.env): MailConfig {
   const number = (value: string | undefined, fallback: number) => (value && /^\d+$/.test(value) ? Number(value) : fallback);
   return {
-    host: '127.0.0.1',
+    // Containers on this machine's Docker engine reach it through the bridge's gateway: serve
+    // listens on every interface then (TEAMINFRA_SMTP_HOST=0.0.0.0); every copy must log in.
+    host: env.TEAMINFRA_SMTP_HOST || '127.0.0.1',
     port: number(env.TEAMINFRA_SMTP_PORT, 2525),
     maxMessageBytes: number(env.TEAMINFRA_MAIL_MAX_BYTES, 10 * 1024 * 1024),
     maxEmailsPerCopy: number(env.TEAMINFRA_MAIL_MAX_PER_COPY, 500),

@@ -14,7 +14,7 @@ import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
 const noHooks = { portAssigned: async () => undefined, spawned: async () => undefined };
 
 function spec(id: string, outgoingSmtp: string | null): ServiceSpec {
-  return { id, name: `ERP ${id}`, revision: 3, port: null, pid: null, outgoingSmtp, parentId: null, server: { id: 'srv_erpapptest000000000', rootDir: null } };
+  return { id, name: `ERP ${id}`, revision: 3, port: null, pid: null, outgoingSmtp, parentId: null, server: { id: 'srv_erpapptest000000000', rootDir: null, docker: null } };
 }
 
 async function postForm(url: string, fields: Record<string, string>) {

@@ -98,7 +98,7 @@ describe('OperationWorker', () => {
     const app = open();
     const team = await seedTeam(app);
     const serviceId = team.serviceIds[0];
-    const spec = { id: serviceId, name: 'ERP A', revision: 1, port: null, pid: null, outgoingSmtp: null, parentId: null, server: { id: team.serverIds[0], rootDir: null } };
+    const spec = { id: serviceId, name: 'ERP A', revision: 1, port: null, pid: null, outgoingSmtp: null, parentId: null, server: { id: team.serverIds[0], rootDir: null, docker: null } };
     const orphan = await app.engine.driver.start(spec, { portAssigned: async () => undefined, spawned: async () => undefined });
     expect(processesMatching(serviceId)).toEqual([orphan.pid]);
     await app.engine.start();

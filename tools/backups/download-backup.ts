@@ -4,15 +4,35 @@ import { defineCapability, type CapabilityContext, type FileSource } from '../..
 import { AppError } from '../../src/core/errors.js';
 import { downloadLink, DownloadView } from '../downloads.js';
 import { BackupId } from '../schemas.js';
+import { isEngineBackupPath, localBackupFile } from '../../src/engine/docker/backup-store.js';
+import { DriverError } from '../../src/engine/driver.js';
 
-function backupFile(context: CapabilityContext): FileSource {
-  const backup = context.target as { id: string; state: string; file_path: string | null; size_bytes: number | null; sha256: string | null };
+type BackupRow = { id: string; state: string; file_path: string | null; size_bytes: number | null; sha256: string | null };
+
+function completedBackup(context: CapabilityContext): BackupRow & { file_path: string; size_bytes: number } {
+  const backup = context.target as BackupRow;
   if (backup.state !== 'completed' || backup.file_path === null || backup.size_bytes === null) {
     throw new AppError('conflict', `Backup ${backup.id} is ${backup.state}: only a completed backup can be downloaded.`);
   }
-  if (!existsSync(backup.file_path)) throw new AppError('conflict', `The file of backup ${backup.id} is no longer on the server.`);
+  return backup as BackupRow & { file_path: string; size_bytes: number };
+}
+
+/** A local service's backup is a file here; a Docker service's is kept on its engine and fetched once to this node. */
+async function backupFile(context: CapabilityContext): Promise<FileSource> {
+  const backup = completedBackup(context);
+  const onEngine = isEngineBackupPath(backup.file_path);
+  let path = backup.file_path;
+  if (onEngine) {
+    try {
+      path = await localBackupFile(context.db.kysely, context.db.dataDir, { path: backup.file_path, sha256: backup.sha256 ?? '' });
+    } catch (error) {
+      if (error instanceof DriverError) throw new AppError('conflict', `The file of backup ${backup.id} cannot be read: ${error.reason}`);
+      throw error;
+    }
+  }
+  if (!existsSync(path)) throw new AppError('conflict', `The file of backup ${backup.id} is no longer on the server.`);
   return {
-    path: backup.file_path, filename: `${backup.id}.sqlite.gz`, contentType: 'application/gzip', sizeBytes: backup.size_bytes, sha256: backup.sha256,
+    path, filename: `${backup.id}${onEngine ? '.tar.gz' : '.sqlite.gz'}`, contentType: 'application/gzip', sizeBytes: backup.size_bytes, sha256: backup.sha256,
   };
 }
 
@@ -20,7 +40,7 @@ export default defineCapability({
   name: 'download_backup',
   title: 'Download a backup',
   description:
-    'The backup file: the service\'s SQLite database, gzip-compressed. Over REST the response is the file, with ' +
+    'The backup file: the service\'s SQLite database, gzip-compressed (for a service on a Docker server, a gzip-compressed tar of its data directory). Over REST the response is the file, with ' +
     'Content-Length, its SHA-256 as Repr-Digest, and Range requests to resume; over MCP a single-use link valid for ' +
     '5 minutes. Check the file against the backup\'s sha256.',
   permission: 'backups:download',
@@ -30,6 +50,6 @@ export default defineCapability({
   http: { method: 'GET', path: '/api/backups/{backup_id}/download', status: 200, produces: 'application/gzip' },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed', 'not_found', 'conflict'],
-  run: async (_input, context) => downloadLink(context, backupFile(context)),
+  run: async (_input, context) => downloadLink(context, await backupFile(context)),
   download: async (_input, context) => backupFile(context),
 });

@@ -108,7 +108,8 @@ export async function listTransitions(db: Kysely<Database>, operationId: string)
 }
 
 /** A claim candidate, with the node hosting its server (null: no server, or not yet hosted). */
-export type CandidateRow = OperationRow & { server_node: string | null };
+/** `server_node`: the node hosting its server; `docker_host`: set when the server is a Docker engine, which no node hosts. */
+export type CandidateRow = OperationRow & { server_node: string | null; docker_host: string | null };
 
 /**
  * What a worker of `node` may look at, oldest first:
@@ -123,7 +124,8 @@ export async function listClaimCandidates(
   db: Kysely<Database>, owner: string, options: { node: string; now: string; localOwnerPrefix: string; limit: number },
 ): Promise<CandidateRow[]> {
   const query = db.selectFrom('operations as o').leftJoin('servers as v', 'v.id', 'o.server_id')
-    .selectAll('o').select('v.node as server_node')
+    .leftJoin('docker_servers as d', 'd.server_id', 'o.server_id')
+    .selectAll('o').select(['v.node as server_node', 'd.docker_host'])
     .where((eb) => {
       const hostedHere = eb.or([eb('o.server_id', 'is', null), eb('v.node', 'is', null), eb('v.node', '=', options.node)]);
       return eb.or([

@@ -8,7 +8,7 @@ import { decodeCursor, type PageRequest } from '../pagination.js';
 import { newId, nowIso } from '../ids.js';
 
 export const SERVICE_COLUMNS = [
-  's.id', 's.name', 's.server_id', 's.parent_id', 's.state', 's.revision', 's.port', 's.created_at', 's.updated_at',
+  's.id', 's.name', 's.server_id', 's.parent_id', 's.state', 's.revision', 's.port', 's.published_host', 's.created_at', 's.updated_at',
 ] as const;
 
 /** The reach condition on `erp_services as s`. */

@@ -101,7 +101,8 @@ export async function sha256OfFile(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-async function compressInParallel(input: string, output: string): Promise<{ sizeBytes: number; sha256: string }> {
+/** gzip members of 8 MiB compressed in parallel into `output`; its size and SHA-256. */
+export async function compressInParallel(input: string, output: string): Promise<{ sizeBytes: number; sha256: string }> {
   const reader = await open(input, 'r');
   const writer = await open(output, 'w');
   try {

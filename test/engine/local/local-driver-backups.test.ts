@@ -35,7 +35,7 @@ describe.skipIf(process.platform !== 'linux')('LocalDriver backups, restores and
   const driver = new LocalDriver({ dataDir, takenPorts: async () => new Set(), startTimeoutMs: 5000, copyMailRelay: () => relay });
   const spec = (id: string, changes: Partial<ServiceSpec> = {}): ServiceSpec => ({
     id, name: id, revision: 1, port: null, pid: null, outgoingSmtp: null, parentId: null,
-    server: { id: 'srv_backupdrivertest0000', rootDir: null }, ...changes,
+    server: { id: 'srv_backupdrivertest0000', rootDir: null, docker: null }, ...changes,
   });
   const databaseOf = (service: ServiceSpec) => join(driver.serviceDir(service), DATABASE_FILE);
   const countRows = (file: string, table: 'customers' | 'products'): number => {

@@ -16,7 +16,7 @@ describe.skipIf(process.platform !== 'linux')('LocalDriver', () => {
   const dataDir = tempDataDir();
   const driver = new LocalDriver({ dataDir, takenPorts: async () => new Set(), startTimeoutMs: 5000 });
   const spec = (id: string, changes: Partial<ServiceSpec> = {}): ServiceSpec => ({
-    id, name: id, revision: 1, port: null, pid: null, outgoingSmtp: null, parentId: null, server: { id: 'srv_localdrivertest00000', rootDir: null }, ...changes,
+    id, name: id, revision: 1, port: null, pid: null, outgoingSmtp: null, parentId: null, server: { id: 'srv_localdrivertest00000', rootDir: null, docker: null }, ...changes,
   });
   afterAll(async () => {
     expect(await killProcessesMatching(dataDir)).toBe(0);

@@ -1,0 +1,106 @@
+// The tar archives the engine's archive endpoint reads and writes, reshaped for backups: a
+// backup of a Docker service is a gzip-compressed tar whose entries are the files of its data
+// directory (so `tar xzf` gives the data back), compressed in parallel and checksummed as the
+// local driver's are. Restores check the checksum and the whole archive before any of it is used.
+import { createReadStream, createWriteStream, rmSync, renameSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import { extract as tarExtract, pack as tarPack } from 'tar-stream';
+import { DriverError } from '../driver.js';
+import { compressInParallel, sha256OfFile } from '../local/backup-archive.js';
+
+/** The engine answers an archive of `/x/snap` with entries `snap/...`: the same files, relative to `snap`. */
+export function stripTopDirectory(source: Readable): Readable {
+  const extract = tarExtract();
+  const pack = tarPack();
+  extract.on('entry', (header, stream, next) => {
+    const name = header.name.replace(/^\.?\/?[^/]+\/?/, '');
+    if (name === '') {
+      stream.resume();
+      stream.on('end', next);
+      return;
+    }
+    const entry = pack.entry({ ...header, name }, (error) => (error ? extract.destroy(error) : next()));
+    stream.pipe(entry as unknown as NodeJS.WritableStream);
+  });
+  extract.on('finish', () => pack.finalize());
+  extract.on('error', (error: Error) => pack.destroy(error));
+  source.on('error', (error) => extract.destroy(error));
+  source.pipe(extract as unknown as NodeJS.WritableStream);
+  return Readable.from(pack);
+}
+
+/** Writes `tar` to `destination` compressed and checksummed; the file appears whole or not at all. */
+export async function packArchive(tar: Readable, destination: string): Promise<{ sizeBytes: number; sha256: string }> {
+  const plain = `${destination}.tar`;
+  const partial = `${destination}.partial`;
+  try {
+    await pipeline(tar, createWriteStream(plain, { mode: 0o600 }));
+    const packed = await compressInParallel(plain, partial);
+    renameSync(partial, destination);
+    return packed;
+  } finally {
+    rmSync(plain, { force: true });
+    rmSync(partial, { force: true });
+  }
+}
+
+/** Checks the file against its checksum and that it is a complete gzip-compressed tar. */
+export async function verifyArchive(file: string, sha256: string): Promise<void> {
+  const actual = await sha256OfFile(file).catch(() => {
+    throw new DriverError('The backup file is missing from the server.');
+  });
+  if (actual !== sha256) {
+    throw new DriverError(`The backup file does not match its SHA-256 checksum (expected ${sha256}, found ${actual}): it was changed or damaged after it was taken.`);
+  }
+  const extract = tarExtract();
+  let entries = 0;
+  extract.on('entry', (_header, stream, next) => {
+    entries += 1;
+    stream.on('end', next);
+    stream.resume();
+  });
+  try {
+    await pipeline(createReadStream(file), createGunzip(), extract as unknown as NodeJS.WritableStream);
+  } catch (error) {
+    throw new DriverError(`The backup file is not a complete gzip-compressed tar archive (${(error as Error).message}).`, false, { cause: error });
+  }
+  if (entries === 0) throw new DriverError('The backup file is an empty archive: it holds no data.');
+}
+
+/** The uncompressed tar of a verified backup, to send to the engine. */
+export function unpackedTar(file: string): Readable {
+  const gunzip = createGunzip();
+  return createReadStream(file).pipe(gunzip);
+}
+
+/** A tar holding one file, `name`, with the bytes of `file`: how a file is put into a volume. */
+export function singleFileTar(name: string, file: string, sizeBytes: number): Readable {
+  const pack = tarPack();
+  // Its folders first: the engine does not create the parents of an entry.
+  const parts = name.split('/').slice(0, -1);
+  parts.forEach((_part, index) => pack.entry({ name: parts.slice(0, index + 1).join('/'), type: 'directory', mode: 0o700 }));
+  const entry = pack.entry({ name, size: sizeBytes, mode: 0o600 }, (error) => (error ? pack.destroy(error) : pack.finalize()));
+  createReadStream(file).on('error', (error) => pack.destroy(error)).pipe(entry as unknown as NodeJS.WritableStream);
+  return Readable.from(pack);
+}
+
+/** The bytes of the first file in `tar` (an archive of one file), into `destination`. */
+export async function extractSingleFile(tar: Readable, destination: string): Promise<void> {
+  const extract = tarExtract();
+  let found = false;
+  const written: Promise<void>[] = [];
+  extract.on('entry', (header, stream, next) => {
+    if (found || header.type !== 'file') {
+      stream.on('end', next);
+      stream.resume();
+      return;
+    }
+    found = true;
+    written.push(pipeline(stream, createWriteStream(destination, { mode: 0o600 })).then(() => next()));
+  });
+  await pipeline(tar, extract as unknown as NodeJS.WritableStream);
+  await Promise.all(written);
+  if (!found) throw new DriverError('The engine answered an archive without the backup file in it.');
+}

@@ -1,0 +1,208 @@
+// Containers and volumes of one engine, always selected by our labels: list a service's
+// containers, create one with the image contract's port, volume and environment, start it,
+// wait for its health check from outside (as its users will reach it), stop, remove, and run
+// short-lived helper containers that move a service's data.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import { DriverError } from '../driver.js';
+import { DockerError, type DockerApi } from './docker-api.js';
+import type { ImageContract } from './erp-image-contract.js';
+import { LABEL, labelFilter, labelsOf } from './labels.js';
+
+export interface ContainerSummary {
+  id: string;
+  name: string;
+  running: boolean;
+  revision: number;
+  volume: string;
+  /** The host port its contract port is published on, while it runs. */
+  port: number | null;
+}
+
+interface ListedContainer {
+  Id: string; Names: string[]; State: string; Labels: Record<string, string>;
+  Ports: { PrivatePort: number; PublicPort?: number; Type: string }[];
+}
+
+export async function listServiceContainers(api: DockerApi, serviceId: string, role: 'service' | 'helper' = 'service'): Promise<ContainerSummary[]> {
+  const listed = await api.json<ListedContainer[]>('GET', '/containers/json', {
+    query: { all: 1, filters: labelFilter({ [LABEL.serviceId]: serviceId, [LABEL.role]: role }) },
+  });
+  return listed.map((container) => ({
+    id: container.Id, name: (container.Names[0] ?? '').replace(/^\//, ''), running: container.State === 'running',
+    revision: Number(container.Labels[LABEL.revision] ?? 0), volume: container.Labels[LABEL.volume] ?? '',
+    port: container.Ports.find((port) => port.PublicPort !== undefined)?.PublicPort ?? null,
+  }));
+}
+
+export interface NewServiceContainer {
+  serviceId: string;
+  serverId: string;
+  revision: number;
+  volume: string;
+  contract: ImageContract;
+  /** 127.0.0.1 for an engine on this machine; '' (every interface) for a remote one. */
+  bindAddress: string;
+  port: number;
+  env: string[];
+}
+
+export function serviceContainerName(serviceId: string, revision: number, volume: string): string {
+  return `teaminfra-${serviceId}-r${revision}${volume.match(/-g\d+$/)?.[0] ?? ''}`;
+}
+
+/** Creates the container, or finds the one of that name (a crash after create): never two. */
+export async function createServiceContainer(api: DockerApi, spec: NewServiceContainer): Promise<string> {
+  const name = serviceContainerName(spec.serviceId, spec.revision, spec.volume);
+  const portKey = `${spec.contract.port}/tcp`;
+  const created = await api.json<{ Id: string } | undefined>('POST', '/containers/create', {
+    query: { name }, accept: [409],
+    body: {
+      Image: spec.contract.image, Env: spec.env,
+      Labels: labelsOf({ serviceId: spec.serviceId, serverId: spec.serverId, revision: spec.revision, role: 'service', volume: spec.volume }),
+      ExposedPorts: { [portKey]: {} },
+      HostConfig: {
+        PortBindings: { [portKey]: [{ HostIp: spec.bindAddress, HostPort: String(spec.port) }] },
+        Mounts: [{ Type: 'volume', Source: spec.volume, Target: spec.contract.dataDir }],
+        // The mail catcher runs on the control plane's machine; for an engine on this machine that is the bridge's gateway.
+        ExtraHosts: ['host.docker.internal:host-gateway'],
+        // A service the team runs comes back with its engine (a reboot); one it stopped stays stopped.
+        RestartPolicy: { Name: 'unless-stopped' },
+      },
+    },
+  });
+  if (created) return created.Id;
+  const existing = await api.json<{ Id: string; Config: { Labels: Record<string, string> } }>('GET', `/containers/${name}/json`);
+  if (existing.Config.Labels[LABEL.serviceId] !== spec.serviceId) {
+    throw new DriverError(`A container named ${name} that teaminfra did not create exists on the engine; rename or remove it.`);
+  }
+  return existing.Id;
+}
+
+/** Starts it; a published port that another program holds is reported as such. */
+export async function startContainer(api: DockerApi, id: string): Promise<void> {
+  try {
+    await api.json('POST', `/containers/${id}/start`, { accept: [304] });
+  } catch (error) {
+    if (error instanceof DockerError && /port is already allocated|address already in use/i.test(error.reason)) throw new PortTaken(error.reason);
+    throw error;
+  }
+}
+
+export class PortTaken extends Error {}
+
+export async function stopContainer(api: DockerApi, id: string, graceMs: number): Promise<void> {
+  await api.json('POST', `/containers/${id}/stop`, { query: { t: Math.ceil(graceMs / 1000) }, accept: [304, 404], timeoutMs: graceMs + 30_000 });
+}
+
+export async function removeContainer(api: DockerApi, id: string): Promise<void> {
+  await api.json('DELETE', `/containers/${id}`, { query: { force: 1, v: 0 }, accept: [404] });
+}
+
+export async function containerPid(api: DockerApi, id: string): Promise<{ pid: number; running: boolean; exitCode: number }> {
+  const inspected = await api.json<{ State: { Pid: number; Running: boolean; ExitCode: number } } | undefined>('GET', `/containers/${id}/json`, { accept: [404] });
+  return { pid: inspected?.State.Pid ?? 0, running: inspected?.State.Running ?? false, exitCode: inspected?.State.ExitCode ?? 0 };
+}
+
+/** True once `http://host:port<healthPath>` answers 2xx. */
+export async function answersHealth(host: string, port: number, path: string, serviceId: string, timeoutMs = 1_000): Promise<boolean> {
+  try {
+    const response = await request(`http://${host.includes(':') ? `[${host}]` : host}:${port}${path}`, {
+      headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await response.body.text();
+    if (response.statusCode < 200 || response.statusCode >= 300) return false;
+    // The bundled image says whose it is: an answer from another service's leftover port is not ours.
+    const claimed = /"service_id"\s*:\s*"([^"]+)"/.exec(text)?.[1];
+    return claimed === undefined || claimed === serviceId;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until the container answers its health check; fails with its last output if it exits or never answers. */
+export async function waitHealthy(
+  api: DockerApi, id: string, target: { host: string; port: number; path: string; serviceId: string }, timeoutMs: number,
+): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await containerPid(api, id);
+    if (!state.running) {
+      throw new DriverError(`The container exited (code ${state.exitCode}) before answering its health check${await lastOutput(api, id)}.`);
+    }
+    if (await answersHealth(target.host, target.port, target.path, target.serviceId)) return state.pid;
+    if (Date.now() > deadline) {
+      throw new DriverError(`The container did not answer its health check (GET ${target.path} on port ${target.port}) within ` +
+        `${timeoutMs} ms${await lastOutput(api, id)}.`);
+    }
+    await sleep(100);
+  }
+}
+
+/** ": its last output was ..." from the container's log, or nothing. */
+export async function lastOutput(api: DockerApi, id: string): Promise<string> {
+  try {
+    const log = await api.stream('GET', `/containers/${id}/logs`, { query: { stdout: 1, stderr: 1, tail: 5 }, timeoutMs: 5_000 });
+    const chunks: Buffer[] = [];
+    for await (const chunk of log) chunks.push(chunk as Buffer);
+    const line = demultiplex(Buffer.concat(chunks)).trim().split('\n').filter(Boolean).pop();
+    return line ? `; its last output was "${line.slice(0, 300)}"` : '';
+  } catch {
+    return '';
+  }
+}
+
+/** Docker's log stream without a TTY: frames of an 8-byte header (stream, size) and the bytes. */
+export function demultiplex(buffer: Buffer): string {
+  let text = '';
+  let offset = 0;
+  while (offset + 8 <= buffer.length) {
+    const size = buffer.readUInt32BE(offset + 4);
+    text += buffer.subarray(offset + 8, offset + 8 + size).toString('utf8');
+    offset += 8 + size;
+  }
+  return text;
+}
+
+export async function ensureVolume(api: DockerApi, name: string, labels: Record<string, string>): Promise<void> {
+  const existing = await api.json<{ Labels: Record<string, string> | null } | undefined>('GET', `/volumes/${name}`, { accept: [404] });
+  if (existing) {
+    if (existing.Labels?.[LABEL.role] === undefined) throw new DriverError(`A volume named ${name} that teaminfra did not create exists on the engine; rename or remove it.`);
+    return;
+  }
+  await api.json('POST', '/volumes/create', { body: { Name: name, Labels: labels } });
+}
+
+export async function removeVolume(api: DockerApi, name: string): Promise<void> {
+  await api.json('DELETE', `/volumes/${name}`, { accept: [404] });
+}
+
+export async function listVolumes(api: DockerApi, labels: Record<string, string>): Promise<string[]> {
+  const listed = await api.json<{ Volumes: { Name: string }[] | null }>('GET', '/volumes', { query: { filters: labelFilter(labels) } });
+  return (listed.Volumes ?? []).map((volume) => volume.Name);
+}
+
+/**
+ * A helper container of the service's image with `volume` mounted at `mountAt`: created, and
+ * with `command` run to its end (its exit code and last output returned), or only created
+ * (for archive transfers). Always removed by `remove`.
+ */
+export async function createHelper(
+  api: DockerApi, options: { image: string; serviceId: string; serverId: string; mounts: { volume: string; at: string }[]; command?: string[] },
+): Promise<{ id: string; remove(): Promise<void> }> {
+  const created = await api.json<{ Id: string }>('POST', '/containers/create', {
+    body: {
+      Image: options.image, Labels: labelsOf({ serviceId: options.serviceId, serverId: options.serverId, role: 'helper' }),
+      ...(options.command ? { Entrypoint: [options.command[0]], Cmd: options.command.slice(1) } : { Entrypoint: ['/bin/false'], Cmd: [] }),
+      HostConfig: { Mounts: options.mounts.map((mount) => ({ Type: 'volume', Source: mount.volume, Target: mount.at })), NetworkMode: 'none' },
+    },
+  });
+  return { id: created.Id, remove: () => removeContainer(api, created.Id) };
+}
+
+/** Starts a created helper and waits for its command to end. */
+export async function runHelper(api: DockerApi, id: string, timeoutMs: number): Promise<{ exitCode: number; output: string }> {
+  await api.json('POST', `/containers/${id}/start`, { accept: [304] });
+  const waited = await api.json<{ StatusCode: number }>('POST', `/containers/${id}/wait`, { timeoutMs });
+  return { exitCode: waited.StatusCode, output: await lastOutput(api, id) };
+}

@@ -1,0 +1,347 @@
+// The Docker driver: a server is a Docker engine, an ERP service a container of its server's
+// image with its data in a named volume that outlives the container. Every step can be run
+// again after a crash (names are derived from the service, the revision and the volume, and a
+// create that finds its container adopts it), and what runs is always read from the engine by
+// our labels, never assumed. Data moves through helper containers of the same image.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/tables.js';
+import {
+  DriverError, type BackupFile, type RestoreHooks, type RunningService, type ServerSpec, type ServiceDriver, type ServiceSpec,
+  type ServiceStatus, type StartHooks,
+} from '../driver.js';
+import { packArchive, stripTopDirectory, unpackedTar, verifyArchive } from './archives.js';
+import { localBackupFile, storeBackupOnEngine } from './backup-store.js';
+import {
+  answersHealth, containerPid, createHelper, createServiceContainer, ensureVolume, listServiceContainers, listVolumes, PortTaken,
+  removeContainer, removeVolume, runHelper, startContainer, stopContainer, waitHealthy, type ContainerSummary,
+} from './containers.js';
+import { containerEnvOf } from '../erp-app/container-env.js';
+import type { DockerApi } from './docker-api.js';
+import { readDockerState, writeDockerState } from './docker-state.js';
+import { publishedHost } from './engine-address.js';
+import type { EngineRegistry } from './engine-registry.js';
+import type { ImageContract } from './erp-image-contract.js';
+import { backupsVolumeName, dataVolumeName, generationOf, LABEL, labelsOf } from './labels.js';
+import { choosePort } from './ports.js';
+
+export interface DockerDriverOptions {
+  db: Kysely<Database>;
+  engines: EngineRegistry;
+  /** This node's data directory: where backups are written before they go to the engine, and cached after. */
+  dataDir: string;
+  /** "host:port" of the mail catcher as a container reaches it, while it runs; else null. */
+  containerMailRelay(): string | null;
+  takenPorts(): Promise<ReadonlySet<number>>;
+  startTimeoutMs: number;
+  stopGraceMs: number;
+}
+
+const SNAPSHOT_DIR = '/teaminfra-snapshot';
+const HELPER_TIMEOUT_MS = 30 * 60_000;
+
+export class DockerDriver implements ServiceDriver {
+  readonly name = 'docker';
+
+  constructor(private readonly options: DockerDriverOptions) {}
+
+  async provisionServer(server: ServerSpec): Promise<{ rootDir: string }> {
+    // The engine answers and has the image (the bundled one is built there if missing), or a sentence says which is wrong.
+    await this.options.engines.contractOf(server);
+    await ensureVolume(this.options.engines.engineOf(server).api, backupsVolumeName(server.id), labelsOf({ serverId: server.id, role: 'backups' }));
+    return { rootDir: this.options.engines.engineOf(server).address.text };
+  }
+
+  async provision(service: ServiceSpec): Promise<void> {
+    const { api } = this.options.engines.engineOf(service.server);
+    const contract = await this.options.engines.contractOf(service.server);
+    const { volume } = await readDockerState(this.options.db, service.id);
+    await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
+    await writeDockerState(this.options.db, service.id, { volume });
+    // Data initialised now, so that a backup works before the first start: the snapshot command
+    // of the bundled image creates the database the application would create.
+    if (contract.snapshotCommand) await this.snapshotInto(api, contract, service, volume, async () => undefined);
+  }
+
+  async status(service: ServiceSpec): Promise<ServiceStatus> {
+    const { api, address } = this.options.engines.engineOf(service.server);
+    const contract = await this.options.engines.contractOf(service.server);
+    const host = publishedHost(address);
+    const running = (await listServiceContainers(api, service.id)).filter((container) => container.running)
+      .sort((a, b) => b.revision - a.revision);
+    for (const container of running) {
+      if (container.port !== null && await answersHealth(host, container.port, contract.healthPath, service.id)) {
+        const { pid } = await containerPid(api, container.id);
+        return { state: 'running', pid, port: container.port, revision: container.revision, publishedHost: host };
+      }
+    }
+    if (running[0]) return { state: 'starting', pid: (await containerPid(api, running[0].id)).pid };
+    return { state: 'stopped' };
+  }
+
+  async start(service: ServiceSpec, hooks: StartHooks): Promise<RunningService> {
+    const { api } = this.options.engines.engineOf(service.server);
+    const { volume } = await readDockerState(this.options.db, service.id);
+    const containers = await listServiceContainers(api, service.id);
+    const wanted = containers.find((container) => container.revision === service.revision && container.volume === volume);
+    const running = await this.runningOn(service, wanted, hooks);
+    // Whatever else of the service is left (an old revision, a crash's leftovers) is removed now that this one runs.
+    await this.removeContainers(api, containers.filter((container) => container.id !== running.containerId));
+    return running.service;
+  }
+
+  async stop(service: ServiceSpec): Promise<void> {
+    const { api } = this.options.engines.engineOf(service.server);
+    for (const container of await listServiceContainers(api, service.id)) {
+      if (container.running) await stopContainer(api, container.id, this.options.stopGraceMs);
+    }
+  }
+
+  async redeploy(service: ServiceSpec, revision: number, hooks: StartHooks): Promise<RunningService> {
+    const { api } = this.options.engines.engineOf(service.server);
+    const { volume } = await readDockerState(this.options.db, service.id);
+    const before = await listServiceContainers(api, service.id);
+    const serving = before.filter((container) => container.running && container.revision !== revision);
+    const existing = before.find((container) => container.revision === revision && container.volume === volume);
+    let started: { containerId: string; service: RunningService };
+    try {
+      // Beside the one serving (on a port of its own), until it answers.
+      started = await this.runningOn({ ...service, revision, port: serving.length > 0 ? null : service.port }, existing, hooks);
+    } catch (error) {
+      if (serving.length === 0) throw error;
+      const failed = (await listServiceContainers(api, service.id)).filter((container) => container.revision === revision);
+      await this.removeContainers(api, failed);
+      throw new DriverError(`Revision ${revision} did not start (${reasonOf(error)}), so revision ${serving[0]?.revision} keeps serving.`,
+        false, { cause: error });
+    }
+    await this.removeContainers(api, (await listServiceContainers(api, service.id)).filter((container) => container.id !== started.containerId));
+    return started.service;
+  }
+
+  async destroy(service: ServiceSpec): Promise<void> {
+    const { api } = this.options.engines.engineOf(service.server);
+    await this.removeContainers(api, await listServiceContainers(api, service.id));
+    await this.removeContainers(api, await listServiceContainers(api, service.id, 'helper'));
+    for (const volume of await listVolumes(api, { [LABEL.serviceId]: service.id, [LABEL.role]: 'data' })) await removeVolume(api, volume);
+  }
+
+  async storeMailCredentials(service: ServiceSpec, credentials: { username: string; password: string } | null): Promise<void> {
+    await writeDockerState(this.options.db, service.id, { mail: credentials });
+  }
+
+  async backup(service: ServiceSpec, destination: string): Promise<BackupFile> {
+    const { api } = this.options.engines.engineOf(service.server);
+    const contract = await this.options.engines.contractOf(service.server);
+    const { volume } = await readDockerState(this.options.db, service.id);
+    const file = `${destination.replace(/\.sqlite\.gz$/, '')}.tar.gz`;
+    mkdirSync(dirname(file), { recursive: true });
+    const packed = await this.snapshotInto(api, contract, service, volume, (tar) => packArchive(tar, file));
+    const enginePath = await storeBackupOnEngine(api, service.server, service.id, file, packed.sizeBytes, contract.image);
+    return { path: enginePath, sizeBytes: packed.sizeBytes, sha256: packed.sha256 };
+  }
+
+  async copy(source: ServiceSpec, copy: ServiceSpec): Promise<void> {
+    const { api } = this.options.engines.engineOf(copy.server);
+    const contract = await this.options.engines.contractOf(copy.server);
+    const { volume: sourceVolume } = await readDockerState(this.options.db, source.id);
+    const { volume } = await readDockerState(this.options.db, copy.id);
+    // A resumed copy starts over on an empty volume.
+    await removeVolume(api, volume);
+    await ensureVolume(api, volume, labelsOf({ serviceId: copy.id, serverId: copy.server.id, role: 'data' }));
+    await writeDockerState(this.options.db, copy.id, { volume });
+    await this.snapshotInto(api, contract, source, sourceVolume, (tar) => this.putIntoVolume(api, contract, copy, volume, tar));
+  }
+
+  async restore(service: ServiceSpec, backup: { path: string; sha256: string }, hooks: RestoreHooks): Promise<RunningService | null> {
+    const { api } = this.options.engines.engineOf(service.server);
+    const contract = await this.options.engines.contractOf(service.server);
+    const { volume: current } = await readDockerState(this.options.db, service.id);
+    // 1. Everything that can be wrong with the backup is found before the service is touched.
+    const local = await localBackupFile(this.options.db, this.options.dataDir, { path: backup.path, sha256: backup.sha256 });
+    await verifyArchive(local, backup.sha256);
+    const staged = dataVolumeName(service.id, generationOf(current) + 1);
+    await removeVolume(api, staged);
+    await ensureVolume(api, staged, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
+    await this.putIntoVolume(api, contract, service, staged, unpackedTar(local));
+    await this.verifyVolume(api, contract, service, staged);
+    // 2. Stopped, and the safety backup of exactly the data being replaced.
+    const wasRunning = (await listServiceContainers(api, service.id)).some((container) => container.running);
+    if (wasRunning) await this.stop(service);
+    try {
+      await hooks.beforeSwap({ hasData: true });
+    } catch (error) {
+      if (wasRunning) await this.startAgain(service, hooks, error);
+      throw error;
+    }
+    // 3. The swap: one row names the new volume.
+    await writeDockerState(this.options.db, service.id, { volume: staged });
+    if (!wasRunning) {
+      await this.dropOtherVolumes(api, service, staged);
+      return null;
+    }
+    // 4. Running again on the restored data, or back on the old data.
+    try {
+      const running = await this.start(service, hooks);
+      await this.dropOtherVolumes(api, service, staged);
+      return running;
+    } catch (error) {
+      await writeDockerState(this.options.db, service.id, { volume: current });
+      await this.startAgain(service, hooks, error);
+      throw new DriverError(`The service did not start on the restored data (${reasonOf(error)}), so its previous data was put back ` +
+        'and it was started again. Nothing was restored.', false, { cause: error });
+    }
+  }
+
+  /** A container of `service` (its revision, its volume) running and healthy; `existing` reused when it is there. */
+  private async runningOn(
+    service: ServiceSpec, existing: ContainerSummary | undefined, hooks: StartHooks,
+  ): Promise<{ containerId: string; service: RunningService }> {
+    const { api, address } = this.options.engines.engineOf(service.server);
+    const contract = await this.options.engines.contractOf(service.server);
+    const host = publishedHost(address);
+    const target = (port: number) => ({ host, port, path: contract.healthPath, serviceId: service.id });
+    if (existing?.running && existing.port !== null) {
+      const pid = await waitHealthy(api, existing.id, target(existing.port), this.options.startTimeoutMs).catch(() => null);
+      if (pid !== null) return { containerId: existing.id, service: { pid, port: existing.port, revision: service.revision, publishedHost: host } };
+      await removeContainer(api, existing.id);
+      existing = undefined;
+    }
+    const { volume, mail } = await readDockerState(this.options.db, service.id);
+    await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
+    let containerId = existing?.id;
+    let port = existing ? existing.port ?? service.port : service.port;
+    for (let attempt = 0; ; attempt++) {
+      if (containerId === undefined) {
+        port ??= await choosePort(address, await this.options.takenPorts());
+        await hooks.portAssigned(port);
+        containerId = await createServiceContainer(api, {
+          serviceId: service.id, serverId: service.server.id, revision: service.revision, volume, contract,
+          bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', port,
+          env: containerEnvOf({
+            serviceId: service.id, name: service.name, revision: service.revision, publicUrl: `http://${host}:${port}`,
+            smtp: this.smtpOf(service, mail),
+          }),
+        });
+      }
+      try {
+        await startContainer(api, containerId);
+        break;
+      } catch (error) {
+        if (!(error instanceof PortTaken) || attempt >= 4) throw error;
+        // Another program holds the port: a new container on a new port (the url changes).
+        await removeContainer(api, containerId);
+        containerId = undefined;
+        port = null;
+      }
+    }
+    const inspected = await api.json<{ NetworkSettings: { Ports: Record<string, { HostPort: string }[] | null> } }>('GET', `/containers/${containerId}/json`);
+    const published = Number(inspected.NetworkSettings.Ports[`${contract.port}/tcp`]?.[0]?.HostPort ?? port);
+    const { pid } = await containerPid(api, containerId);
+    await hooks.spawned(pid);
+    try {
+      const healthyPid = await waitHealthy(api, containerId, target(published), this.options.startTimeoutMs);
+      return { containerId, service: { pid: healthyPid, port: published, revision: service.revision, publishedHost: host } };
+    } catch (error) {
+      await stopContainer(api, containerId, this.options.stopGraceMs).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The mail relay of a copy is always the mail catcher; a service's own setting otherwise. */
+  private smtpOf(service: ServiceSpec, mail: { username: string; password: string } | null) {
+    const relay = service.parentId !== null ? this.options.containerMailRelay() : service.outgoingSmtp;
+    if (!relay) return null;
+    const separator = relay.lastIndexOf(':');
+    return { host: relay.slice(0, separator), port: Number(relay.slice(separator + 1)), username: mail?.username ?? null, password: mail?.password ?? null };
+  }
+
+  /**
+   * One consistent copy of the service's data as a tar (entries relative to the data directory),
+   * handed to `consume`. With a snapshot command: run in a helper on the same volume while the
+   * service keeps running. Without: the service is stopped while its files are read, then started again.
+   */
+  private async snapshotInto<T>(
+    api: DockerApi, contract: ImageContract, service: ServiceSpec, volume: string, consume: (tar: NodeJS.ReadableStream & import('node:stream').Readable) => Promise<T>,
+  ): Promise<T> {
+    // A service made by the operator's create-service has no volume until its first operation.
+    await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
+    if (contract.snapshotCommand) {
+      const helper = await createHelper(api, {
+        image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }],
+        command: [...contract.snapshotCommand, contract.dataDir, SNAPSHOT_DIR],
+      });
+      try {
+        const { exitCode, output } = await runHelper(api, helper.id, HELPER_TIMEOUT_MS);
+        if (exitCode !== 0) throw new DriverError(`The image's snapshot command failed (exit code ${exitCode})${output}.`);
+        return await consume(stripTopDirectory(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: SNAPSHOT_DIR }, timeoutMs: HELPER_TIMEOUT_MS })));
+      } finally {
+        await helper.remove();
+      }
+    }
+    const running = (await listServiceContainers(api, service.id)).filter((container) => container.running);
+    for (const container of running) await stopContainer(api, container.id, this.options.stopGraceMs);
+    const helper = await createHelper(api, { image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }] });
+    try {
+      return await consume(stripTopDirectory(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: contract.dataDir }, timeoutMs: HELPER_TIMEOUT_MS })));
+    } finally {
+      await helper.remove();
+      for (const container of running) await startContainer(api, container.id);
+    }
+  }
+
+  private async putIntoVolume(api: DockerApi, contract: ImageContract, service: ServiceSpec, volume: string, tar: import('node:stream').Readable): Promise<void> {
+    const helper = await createHelper(api, { image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }] });
+    try {
+      await api.upload('PUT', `/containers/${helper.id}/archive`, tar, 'application/x-tar', { query: { path: contract.dataDir }, timeoutMs: HELPER_TIMEOUT_MS });
+    } catch (error) {
+      tar.destroy();
+      throw new DriverError(`The data could not be written to volume ${volume} (${(error as Error).message}).`, false, { cause: error });
+    } finally {
+      await helper.remove();
+    }
+  }
+
+  private async verifyVolume(api: DockerApi, contract: ImageContract, service: ServiceSpec, volume: string): Promise<void> {
+    if (!contract.verifyCommand) return;
+    const helper = await createHelper(api, {
+      image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }],
+      command: [...contract.verifyCommand, contract.dataDir],
+    });
+    try {
+      const { exitCode, output } = await runHelper(api, helper.id, HELPER_TIMEOUT_MS);
+      if (exitCode !== 0) {
+        await removeVolume(api, volume);
+        throw new DriverError(`The backup's data failed the image's check (exit code ${exitCode})${output}, so nothing was changed.`);
+      }
+    } finally {
+      await helper.remove();
+    }
+  }
+
+  private async startAgain(service: ServiceSpec, hooks: StartHooks, failure: unknown): Promise<void> {
+    try {
+      await this.start(service, hooks);
+    } catch (startError) {
+      throw new DriverError(`${reasonOf(failure)}. Starting the service again on its own data failed too: ${reasonOf(startError)}`, false, { cause: startError });
+    }
+  }
+
+  private async removeContainers(api: DockerApi, containers: ContainerSummary[]): Promise<void> {
+    for (const container of containers) await removeContainer(api, container.id);
+  }
+
+  /** After a swap: the service's other data volumes (the replaced one, a crash's staged one) and the containers on them. */
+  private async dropOtherVolumes(api: DockerApi, service: ServiceSpec, keep: string): Promise<void> {
+    const stale = (await listServiceContainers(api, service.id)).filter((container) => container.volume !== keep);
+    await this.removeContainers(api, stale);
+    for (const volume of await listVolumes(api, { [LABEL.serviceId]: service.id, [LABEL.role]: 'data' })) {
+      if (volume !== keep) await removeVolume(api, volume);
+    }
+  }
+}
+
+function reasonOf(error: unknown): string {
+  return (error instanceof DriverError ? error.reason : error instanceof Error && 'reason' in error ? String(error.reason) : 'an internal error').replace(/\.$/, '');
+}
+

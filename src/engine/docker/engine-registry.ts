@@ -1,0 +1,66 @@
+// One API client per Docker engine this node talks to, and each server's image contract: the
+// engine must answer and have the image (the bundled one is built there when missing), else
+// the operation fails with a sentence naming the server and what to do.
+import type { ServerSpec } from '../driver.js';
+import { DriverError } from '../driver.js';
+import { DockerApi, DockerError } from './docker-api.js';
+import { EngineAddressError, parseEngineAddress, type EngineAddress } from './engine-address.js';
+import { buildErpImage } from './erp-image.js';
+import { contractOf, type ImageContract } from './erp-image-contract.js';
+
+/** How long a contract (the image's labels) is trusted before the engine is asked again. */
+const CONTRACT_TTL_MS = 60_000;
+
+export class EngineRegistry {
+  private readonly engines = new Map<string, { api: DockerApi; address: EngineAddress }>();
+  private readonly contracts = new Map<string, { at: number; contract: Promise<ImageContract> }>();
+
+  engineOf(server: ServerSpec): { api: DockerApi; address: EngineAddress } {
+    if (!server.docker) throw new Error(`server ${server.id} is not Docker-backed`);
+    const known = this.engines.get(server.docker.host);
+    if (known) return known;
+    let address: EngineAddress;
+    try {
+      address = parseEngineAddress(server.docker.host);
+    } catch (error) {
+      if (error instanceof EngineAddressError) throw new DriverError(`Server ${server.id}: ${error.message}`);
+      throw error;
+    }
+    const engine = { api: new DockerApi(address), address };
+    this.engines.set(server.docker.host, engine);
+    return engine;
+  }
+
+  contractOf(server: ServerSpec): Promise<ImageContract> {
+    const key = `${server.docker?.host} ${server.docker?.image ?? ''}`;
+    const cached = this.contracts.get(key);
+    if (cached && Date.now() - cached.at < CONTRACT_TTL_MS) return cached.contract;
+    const contract = this.readContract(server);
+    this.contracts.set(key, { at: Date.now(), contract });
+    contract.catch(() => this.contracts.delete(key));
+    return contract;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.engines.values()].map(({ api }) => api.close()));
+    this.engines.clear();
+  }
+
+  private async readContract(server: ServerSpec): Promise<ImageContract> {
+    const { api, address } = this.engineOf(server);
+    try {
+      await api.ping();
+      const image = server.docker?.image ?? (await buildErpImage(api)).image;
+      const inspected = await api.json<{ Config: { Labels: Record<string, string> | null } } | undefined>(
+        'GET', `/images/${encodeURIComponent(image)}/json`, { accept: [404] });
+      if (!inspected) {
+        throw new DriverError(`Server ${server.id}: the image "${image}" does not exist on the Docker engine at ${address.text}. ` +
+          'Load or build it on that engine (no registry is pulled from), or give the server another image.');
+      }
+      return contractOf(image, inspected.Config.Labels);
+    } catch (error) {
+      if (error instanceof DockerError) throw new DriverError(`Server ${server.id}: ${error.reason}`, false, { cause: error });
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,42 @@
+// Every container, volume and network the Docker driver creates carries these labels, and it
+// only ever lists, changes or removes objects that carry them: nothing else on a team's engine
+// is touched. `role` tells a service's own container from the short-lived helpers that move
+// its data, and a data volume from a server's backups volume.
+export const LABEL = {
+  serviceId: 'io.teaminfra.service-id',
+  serverId: 'io.teaminfra.server-id',
+  revision: 'io.teaminfra.revision',
+  role: 'io.teaminfra.role',
+  /** On a service container: the data volume it mounts. */
+  volume: 'io.teaminfra.volume',
+} as const;
+
+export type Role = 'service' | 'helper' | 'data' | 'backups';
+
+export function labelsOf(values: { serviceId?: string; serverId: string; revision?: number; role: Role; volume?: string }): Record<string, string> {
+  return {
+    [LABEL.serverId]: values.serverId, [LABEL.role]: values.role,
+    ...(values.serviceId ? { [LABEL.serviceId]: values.serviceId } : {}),
+    ...(values.revision !== undefined ? { [LABEL.revision]: String(values.revision) } : {}),
+    ...(values.volume ? { [LABEL.volume]: values.volume } : {}),
+  };
+}
+
+/** The engine's `filters` query value selecting objects that carry every one of `labels`. */
+export function labelFilter(labels: Record<string, string>): string {
+  return JSON.stringify({ label: Object.entries(labels).map(([key, value]) => `${key}=${value}`) });
+}
+
+export function dataVolumeName(serviceId: string, generation = 0): string {
+  return generation === 0 ? `teaminfra-data-${serviceId}` : `teaminfra-data-${serviceId}-g${generation}`;
+}
+
+/** 0 for the first volume of a service; a restore's volume is the next generation. */
+export function generationOf(volume: string): number {
+  const match = /-g(\d+)$/.exec(volume);
+  return match ? Number(match[1]) : 0;
+}
+
+export function backupsVolumeName(serverId: string): string {
+  return `teaminfra-backups-${serverId}`;
+}
