@@ -99,9 +99,12 @@ export async function removeContainer(api: DockerApi, id: string): Promise<void>
   await api.json('DELETE', `/containers/${id}`, { query: { force: 1, v: 0 }, accept: [404] });
 }
 
+/** `running` is false for a container that exited, even while its restart policy brings it back: it crashed. */
 export async function containerPid(api: DockerApi, id: string): Promise<{ pid: number; running: boolean; exitCode: number }> {
-  const inspected = await api.json<{ State: { Pid: number; Running: boolean; ExitCode: number } } | undefined>('GET', `/containers/${id}/json`, { accept: [404] });
-  return { pid: inspected?.State.Pid ?? 0, running: inspected?.State.Running ?? false, exitCode: inspected?.State.ExitCode ?? 0 };
+  const inspected = await api.json<{ State: { Pid: number; Running: boolean; Restarting: boolean; ExitCode: number }; RestartCount: number } | undefined>(
+    'GET', `/containers/${id}/json`, { accept: [404] });
+  const crashed = (inspected?.State.Restarting ?? false) || (inspected?.RestartCount ?? 0) > 0;
+  return { pid: inspected?.State.Pid ?? 0, running: (inspected?.State.Running ?? false) && !crashed, exitCode: inspected?.State.ExitCode ?? 0 };
 }
 
 /** True once `http://host:port<healthPath>` answers 2xx. */

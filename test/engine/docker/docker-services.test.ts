@@ -100,7 +100,7 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     expect(badAddress.code).toBe(2);
     expect(badAddress.stderr).toContain('is not a Docker engine address');
     const servers = await getJson(server.baseUrl, '/api/servers', token);
-    expect(servers.body.items.map((item: { name: string }) => item.name)).not.toContain('x');
+    expect(servers.body.data.map((item: { name: string }) => item.name)).not.toContain('x');
   });
 
   it('POST /api/service-erp on a Docker server provisions a labelled volume whose data can be backed up at once', async () => {
@@ -171,11 +171,11 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     const reset = await fetch(`${url}web/reset_password`, { method: 'POST', body: new URLSearchParams({ login: 'admin' }) });
     expect(reset.status).toBe(200);
     const emails = await getJson(server.baseUrl, `/api/service-erp/${copyId}/emails`, token);
-    expect(emails.body.items).toHaveLength(1);
-    expect(emails.body.items[0].subject).toBe('Reset your password for Staging');
-    const email = await getJson(server.baseUrl, `/api/emails/${emails.body.items[0].id}`, token);
+    expect(emails.body.data).toHaveLength(1);
+    expect(emails.body.data[0].subject).toBe('Reset your password for Staging');
+    const email = await getJson(server.baseUrl, `/api/emails/${emails.body.data[0].id}`, token);
     // The link in it points at the copy's published address.
-    expect(email.body.text).toContain(`${url}web/reset_password?token=`);
+    expect(email.body.text_body).toContain(`${url}web/reset_password?token=`);
   });
 
   it('backup, download and restore: the data is really back, and a safety backup holds what was replaced', async () => {
@@ -195,14 +195,16 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     expect(restored).toMatchObject({ state: 'succeeded' });
     expect(await service(serviceId)).toMatchObject({ state: 'running' });
     expect(outgoingMailRows((await filesOf((await download(await backupNow(serviceId))).bytes)).get('erp.sqlite') as Buffer)).toBe(0);
-    const safety = restored.result.safety_backup_id as string;
+    const backups = (await getJson(server.baseUrl, `/api/service-erp/${serviceId}/backups`, token)).body.data as { id: string; kind: string; state: string }[];
+    const safety = backups.find((item) => item.kind === 'safety')?.id as string;
+    expect(safety).toBeDefined();
     expect(outgoingMailRows((await filesOf((await download(safety)).bytes)).get('erp.sqlite') as Buffer)).toBe(1);
     // One data volume for the service: the restored one.
     const volumes = (await volumesOfServer(api, serverId)).filter((v) => v.Labels['io.teaminfra.service-id'] === serviceId);
     expect(volumes.map((v) => v.Name)).toEqual([`teaminfra-data-${serviceId}-g1`]);
   });
 
-  it('a restore of a damaged backup changes nothing and says why', async () => {
+  it('a restore whose local copy of the backup was damaged fetches it again from the engine, checked against its SHA-256', async () => {
     const backupId = await backupNow(serviceId);
     const row = await server.app.db.kysely.selectFrom('backups').select('file_path').where('id', '=', backupId).executeTakeFirstOrThrow();
     const cached = join(server.dataDir, 'backups', serviceId, `${backupId}.tar.gz`);
@@ -210,8 +212,8 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     expect(row.file_path).toMatch(/^docker:\/\//);
     const before = await service(serviceId);
     const restored = await act(server.baseUrl, token, 'POST', `/api/backups/${backupId}/restore`);
-    // The damaged local copy is noticed and fetched again from the engine, so this one succeeds...
     expect(restored.state).toBe('succeeded');
+    expect(createHash('sha256').update(readFileSync(cached)).digest('hex')).toBe((await getJson(server.baseUrl, `/api/backups/${backupId}`, token)).body.sha256);
     expect((await service(serviceId)).state).toBe('running');
     expect(before.state).toBe('running');
   });
