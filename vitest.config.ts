@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
 // Two projects. "sqlite" runs every suite on the embedded default. "postgres" runs the database
@@ -33,6 +34,18 @@ if (!postgresUrl && !process.env.TEAMINFRA_POSTGRES_SKIP_NOTED) {
   console.log('PostgreSQL half SKIPPED: TEAMINFRA_TEST_DATABASE_URL is not set. To run it, set it to a PostgreSQL ' +
     'database the tests may create schemas in (TEAMINFRA_TEST_DATABASE_URL=postgres://user:password@127.0.0.1:5432/db npm test), ' +
     'or run "bash .ci/run", which starts the machine\'s PostgreSQL 15 and does that.');
+}
+
+// The Docker suites (test/engine/docker) need a Docker engine: this machine's socket or
+// TEAMINFRA_TEST_DOCKER_HOST. Without one they are skipped, said once; .ci/run sets
+// TEAMINFRA_REQUIRE_DOCKER=1, which makes a missing engine fail them.
+const dockerHost = process.env.TEAMINFRA_TEST_DOCKER_HOST || 'unix:///var/run/docker.sock';
+const dockerFound = process.env.TEAMINFRA_REQUIRE_DOCKER === '1' || process.env.TEAMINFRA_TEST_DOCKER_HOST !== undefined ||
+  existsSync(dockerHost.replace(/^unix:\/\//, ''));
+if (!dockerFound && !process.env.TEAMINFRA_DOCKER_SKIP_NOTED) {
+  process.env.TEAMINFRA_DOCKER_SKIP_NOTED = '1';
+  console.log(`Docker suites SKIPPED: no Docker engine at ${dockerHost}. To run them, start dockerd (as root: apt-get install docker.io; ` +
+    'dockerd &) or set TEAMINFRA_TEST_DOCKER_HOST, or run "bash .ci/run", which does that.');
 }
 
 export default defineConfig({
