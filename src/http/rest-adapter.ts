@@ -5,7 +5,7 @@ import { bearerFrom } from '../auth/authenticate.js';
 import type { Capability } from '../core/capability.js';
 import { AppError, toAppError } from '../core/errors.js';
 import { invoke, invokeDownload, type CoreDeps } from '../core/invoke.js';
-import { consumeDownloadLink } from '../db/repositories/download-links.js';
+import { registerDownloadLinks } from './download-links.js';
 import { sendFile } from './send-file.js';
 import { sendProblem } from './problem.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -54,20 +54,6 @@ async function handle(
   } catch (thrown) {
     return sendProblem(reply, toAppError(thrown), bearer !== undefined);
   }
-}
-
-/**
- * GET /downloads/{link}: the file behind a short-lived, single-use link that a download
- * capability issued (over MCP) after invoke() allowed it. The link is the credential.
- */
-function registerDownloadLinks(server: FastifyInstance, deps: CoreDeps): void {
-  server.get<{ Params: { link: string } }>('/downloads/:link', async (request, reply) => {
-    const file = await consumeDownloadLink(deps.db.kysely, request.params.link);
-    if (!file) {
-      return sendProblem(reply, new AppError('not_found', 'This download link is unknown, already used or expired. Ask for a new one.'));
-    }
-    return sendFile(request, reply, file);
-  });
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

@@ -8,8 +8,7 @@ import { AppError } from '../core/errors.js';
 import { sendProblem } from './problem.js';
 
 export function sendFile(request: FastifyRequest, reply: FastifyReply, file: FileSource): FastifyReply {
-  // The files offered are immutable (a backup, a caught email), so their digest is a strong validator.
-  const etag = file.sha256 ? `"sha256-${file.sha256}"` : undefined;
+  const etag = etagOf(file);
   reply.header('Accept-Ranges', 'bytes');
   if (etag) reply.header('ETag', etag);
   const range = rangeToServe(request, file.sizeBytes, etag);
@@ -29,6 +28,13 @@ export function sendFile(request: FastifyRequest, reply: FastifyReply, file: Fil
   return reply.code(200).header('Content-Length', String(file.sizeBytes)).send(createReadStream(file.path));
 }
 
+/** Whether the answer sendFile gives this request carries the file's last byte (a HEAD or a 416 does not). */
+export function deliversLastByte(request: FastifyRequest, file: FileSource): boolean {
+  if (request.method !== 'GET') return false;
+  const range = rangeToServe(request, file.sizeBytes, etagOf(file));
+  return range === undefined || (range !== 'unsatisfiable' && range.end === file.sizeBytes - 1);
+}
+
 /**
  * The range to serve, if any. Range applies to GET only, and only while the If-Range validator
  * (when sent) is our strong ETag: a file that changed, or a validator we never gave (a date: we
@@ -39,6 +45,11 @@ function rangeToServe(request: FastifyRequest, size: number, etag: string | unde
   const ifRange = request.headers['if-range'];
   if (ifRange !== undefined && (etag === undefined || String(ifRange).trim() !== etag)) return undefined;
   return parseRange(request.headers.range, size);
+}
+
+/** The files offered are immutable (a backup, a caught email), so their digest is a strong validator. */
+function etagOf(file: FileSource): string | undefined {
+  return file.sha256 ? `"sha256-${file.sha256}"` : undefined;
 }
 
 /**
