@@ -84,3 +84,12 @@ describe('GET /downloads/{link}', () => {
     expect(await get(link)).toEqual({ status: 200, text: CONTENT });
   });
 });
+
+describe('GET /downloads/{link} and the token that asked for it', () => {
+  it('refuses the link with 404 when that token has expired since', async () => {
+    const expired = await makeToken(server.app, team.teamId, { expiresOn: '2000-01-01' });
+    const file = { path: filePath, filename: 'file.eml', contentType: 'message/rfc822', sizeBytes: CONTENT.length, sha256: null };
+    const link = server.baseUrl + (await createDownloadLink(server.app.db.kysely, team.teamId, expired.id, file)).path;
+    expect((await get(link)).status).toBe(404);
+  });
+});

@@ -8,6 +8,7 @@
 // sent completely, so an interrupted download can resume but a finished one cannot be repeated.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { isExpired } from '../../auth/expiry.js';
 import type { FileSource } from '../../core/capability.js';
 import type { Database } from '../tables.js';
 import { nowIso } from '../ids.js';
@@ -30,12 +31,14 @@ export interface UsableDownloadLink {
   file: FileSource;
 }
 
-/** The link and its file while it can be used (known, neither spent nor expired, its token not revoked); changes nothing. */
+/** The link and its file while it can be used (known, neither spent nor expired, its token neither revoked nor expired); changes nothing. */
 export async function findUsableDownloadLink(db: Kysely<Database>, value: string): Promise<UsableDownloadLink | undefined> {
   const idHash = hashOf(value);
   const row = await db.selectFrom('download_links as l').innerJoin('api_tokens as t', 't.id', 'l.token_id')
-    .select(['l.file', 't.revoked_at']).where('l.id_hash', '=', idHash).where('l.expires_at', '>', nowIso()).executeTakeFirst();
-  if (!row || row.revoked_at !== null) return undefined;
+    .innerJoin('teams as team', 'team.id', 'l.team_id')
+    .select(['l.file', 't.revoked_at', 't.expires_on', 'team.timezone'])
+    .where('l.id_hash', '=', idHash).where('l.expires_at', '>', nowIso()).executeTakeFirst();
+  if (!row || row.revoked_at !== null || isExpired(row.expires_on, row.timezone)) return undefined;
   return { idHash, file: JSON.parse(row.file) as FileSource };
 }
 
