@@ -6,6 +6,7 @@ import type { Capability } from '../core/capability.js';
 import { AppError, toAppError } from '../core/errors.js';
 import { invoke, invokeDownload, type CoreDeps } from '../core/invoke.js';
 import { registerDownloadLinks } from './download-links.js';
+import { acceptsJson } from './accept.js';
 import { sendFile } from './send-file.js';
 import { sendProblem } from './problem.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -81,12 +82,7 @@ function rawInputOf(capability: Capability, request: FastifyRequest): unknown {
 }
 
 function refuseUnacceptable(accept: string | undefined): void {
-  if (!accept) return;
-  const acceptable = accept.split(',').some((part) => {
-    const type = part.split(';')[0]?.trim().toLowerCase();
-    return type === 'application/json' || type === '*/*' || type === 'application/*' || type === 'application/problem+json';
-  });
-  if (!acceptable) {
+  if (!acceptsJson(accept)) {
     throw new AppError('not_acceptable', 'This API answers in JSON; send "Accept: application/json".');
   }
 }
