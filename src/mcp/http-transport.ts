@@ -98,7 +98,9 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   }
   reply.hijack();
   const res = reply.raw;
-  // Hijacked: Fastify's onSend headers no longer apply, so set ours here.
+  // Hijacked: neither the headers already set on the reply (the rate limit's) nor Fastify's
+  // onSend ones reach the client by themselves any more, so set them here.
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Cache-Control', 'no-store');
   if (isInitialize(body.messages)) res.setHeader('Mcp-Session-Id', openSessionId(bearer));

@@ -259,6 +259,19 @@ describe('the /mcp endpoint itself', () => {
     expect(response.status).toBe(200);
   });
 
+  it('carries the RateLimit headers on successful answers, in JSON and over SSE, as REST does', async () => {
+    const bearer = (await token()).value;
+    const json = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const sse = await rpc(server.baseUrl, bearer, {
+      jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_current_token', arguments: {}, _meta: { progressToken: 'p' } },
+    });
+    for (const [answer, response] of [['json', json], ['sse', sse]] as const) {
+      expect(response.status, answer).toBe(200);
+      expect(response.headers['ratelimit-policy'], answer).toMatch(/^"per-token";q=\d+;w=\d+$/);
+      expect(response.headers.ratelimit, answer).toMatch(/^"per-token";r=\d+;t=\d+$/);
+    }
+  });
+
   it('answers GET and DELETE with 405, since the endpoint keeps no session state', async () => {
     const bearer = (await token()).value;
     for (const method of ['GET', 'DELETE']) {
