@@ -9,6 +9,7 @@ import { catalog } from '../../tools/index.js';
 import { addHistory, type SeededWithHistory } from '../support/catalog-samples.js';
 import { getJson, makeToken, seedTeam, startTestServer, type TestServer } from '../support/fixtures.js';
 import { connectHttp, INITIALIZE, problemIn, rawRequest, rpc, textOf } from '../mcp/clients.js';
+import { sendRawHttp } from '../support/raw-http.js';
 
 let server: TestServer;
 let team: SeededWithHistory;
@@ -246,6 +247,19 @@ describe('the /mcp endpoint itself', () => {
     });
     expect(response.status).toBe(403);
     expect(response.json().code).toBe('host_not_allowed');
+  });
+
+  it('refuses a Host that only a lenient parser reads as loopback, and an empty Host', async () => {
+    const port = new URL(server.baseUrl).port;
+    const bearer = (await token()).value;
+    const body = JSON.stringify(INITIALIZE);
+    for (const host of [`2130706433:${port}`, `evil.example@localhost:${port}`, '']) {
+      const response = await sendRawHttp(server.baseUrl, `POST /mcp HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${bearer}\r\n` +
+        `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${body.length}\r\n` +
+        `Connection: close\r\n\r\n${body}`);
+      expect(response.status, host).toBe(403);
+      expect(JSON.parse(response.body).code, host).toBe('host_not_allowed');
+    }
   });
 
   it('refuses a request from a web page of another site (Origin)', async () => {

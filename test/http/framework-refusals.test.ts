@@ -1,36 +1,17 @@
 // What is refused before any route runs (router, HTTP parser, Host) is problem+json with a
 // code, like every other error, and repeats nothing of the request.
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/fixtures.js';
+import { sendRawHttp } from '../support/raw-http.js';
 
 let server: TestServer;
-let port: number;
 
 beforeAll(async () => {
   server = await startTestServer();
-  port = Number(new URL(server.baseUrl).port);
 });
 afterAll(async () => { await server.close(); });
 
-/** Sends raw bytes and returns the status line, the headers (lower-cased names) and the body. */
-function rawRequest(text: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(text));
-    let received = '';
-    socket.on('data', (chunk) => { received += chunk; });
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const [head = '', body = ''] = received.split('\r\n\r\n');
-      const [statusLine = '', ...lines] = head.split('\r\n');
-      const headers = Object.fromEntries(lines.map((line) => {
-        const colon = line.indexOf(':');
-        return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()];
-      }));
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
-    });
-  });
-}
+const rawRequest = (text: string) => sendRawHttp(server.baseUrl, text);
 
 async function expectProblem(response: Response, status: number, code: string) {
   expect(response.status).toBe(status);
