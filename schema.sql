@@ -297,8 +297,10 @@ CREATE TABLE IF NOT EXISTS invitations (
 );
 CREATE INDEX IF NOT EXISTS invitations_team ON invitations (team_id, created_at);
 
--- Short-lived, single-use links to a file (a backup, a raw email), for channels that cannot
--- stream bytes (MCP). Issued only after the authorization core allowed the download.
+-- Short-lived links to a file (a backup, a raw email), each good for one download, for channels
+-- that cannot stream bytes (MCP). Issued only after the authorization core allowed the download.
+-- used_at: the first GET, which moves expires_at to the end of the resume window; a link whose
+-- whole file was delivered gets expires_at = that moment (src/db/repositories/download-links.ts).
 CREATE TABLE IF NOT EXISTS download_links (
   id_hash      TEXT PRIMARY KEY,
   team_id      TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,

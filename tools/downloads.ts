@@ -1,4 +1,4 @@
-// The view of a file offered for download, with a short-lived single-use link: what a channel
+// The view of a file offered for download, with a short-lived link good for one download: what a channel
 // that cannot stream bytes (MCP) receives. REST streams the same file from the same capability.
 import { z } from 'zod';
 import type { CapabilityContext, FileSource } from '../src/core/capability.js';
@@ -9,7 +9,9 @@ export const DownloadView = z.object({
   content_type: z.string(),
   size_bytes: z.number().int(),
   sha256: z.string().nullable(),
-  download_url: z.string().describe('Single use, valid for 5 minutes; a path when the server address is unknown.'),
+  download_url: z.string()
+    .describe('Good for one download, starting within 5 minutes; HEAD does not use it up, and an interrupted download may ' +
+      'resume with Range for 10 minutes after it started. A path when the server address is unknown.'),
   expires_at: z.string(),
 });
 

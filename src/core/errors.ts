@@ -11,10 +11,14 @@ export const ERROR_STATUS = {
   validation_failed: 400,
   not_found: 404,
   not_acceptable: 406,
+  request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
+  range_not_satisfiable: 416,
   rate_limited: 429,
+  headers_too_large: 431,
   internal: 500,
 } as const;
 
@@ -31,10 +35,14 @@ const TITLES: Record<ErrorCode, string> = {
   validation_failed: 'Invalid request',
   not_found: 'Not found',
   not_acceptable: 'Not acceptable',
+  request_timeout: 'Request timeout',
   conflict: 'Conflict',
   payload_too_large: 'Request too large',
+  uri_too_long: 'Address too long',
   unsupported_media_type: 'Unsupported media type',
+  range_not_satisfiable: 'Range not satisfiable',
   rate_limited: 'Too many requests',
+  headers_too_large: 'Headers too large',
   internal: 'Internal error',
 };
 

@@ -5,7 +5,8 @@ import { bearerFrom } from '../auth/authenticate.js';
 import type { Capability } from '../core/capability.js';
 import { AppError, toAppError } from '../core/errors.js';
 import { invoke, invokeDownload, type CoreDeps } from '../core/invoke.js';
-import { consumeDownloadLink } from '../db/repositories/download-links.js';
+import { registerDownloadLinks } from './download-links.js';
+import { acceptsJson } from './accept.js';
 import { sendFile } from './send-file.js';
 import { sendProblem } from './problem.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -56,20 +57,6 @@ async function handle(
   }
 }
 
-/**
- * GET /downloads/{link}: the file behind a short-lived, single-use link that a download
- * capability issued (over MCP) after invoke() allowed it. The link is the credential.
- */
-function registerDownloadLinks(server: FastifyInstance, deps: CoreDeps): void {
-  server.get<{ Params: { link: string } }>('/downloads/:link', async (request, reply) => {
-    const file = await consumeDownloadLink(deps.db.kysely, request.params.link);
-    if (!file) {
-      return sendProblem(reply, new AppError('not_found', 'This download link is unknown, already used or expired. Ask for a new one.'));
-    }
-    return sendFile(request, reply, file);
-  });
-}
-
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
@@ -95,12 +82,7 @@ function rawInputOf(capability: Capability, request: FastifyRequest): unknown {
 }
 
 function refuseUnacceptable(accept: string | undefined): void {
-  if (!accept) return;
-  const acceptable = accept.split(',').some((part) => {
-    const type = part.split(';')[0]?.trim().toLowerCase();
-    return type === 'application/json' || type === '*/*' || type === 'application/*' || type === 'application/problem+json';
-  });
-  if (!acceptable) {
+  if (!acceptsJson(accept)) {
     throw new AppError('not_acceptable', 'This API answers in JSON; send "Accept: application/json".');
   }
 }

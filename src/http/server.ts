@@ -4,12 +4,15 @@
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { App } from '../app.js';
 import type { Capability } from '../core/capability.js';
-import { AppError, INTERNAL_ERROR_SENTENCE } from '../core/errors.js';
+import { AppError } from '../core/errors.js';
 import { registerMcpHttp } from '../mcp/http-transport.js';
 import { OAuthServer } from '../oauth/oauth-server.js';
 import { registerOAuthRoutes } from '../oauth/oauth-routes.js';
 import { registerPanel } from '../panel/panel-routes.js';
 import { registerDocs } from './docs-page.js';
+import {
+  answerClientError, fromFastifyError, MAX_PATH_PARAMETER_LENGTH, refuseMissingHost, sendFrameworkError,
+} from './framework-refusals.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { sendProblem } from './problem.js';
 import { RateLimiter } from './rate-limit.js';
@@ -31,7 +34,11 @@ export async function buildHttpServer(app: App, catalog: readonly Capability[], 
     logger,
     bodyLimit: app.config.bodyLimitBytes,
     trustProxy: false,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
+    // Everything refused before a route runs is a problem document too (framework-refusals.ts).
+    frameworkErrors: sendFrameworkError,
+    clientErrorHandler: answerClientError,
+    http: { requireHostHeader: false },
     // One log line per request (written below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
   });
@@ -47,6 +54,8 @@ export async function buildHttpServer(app: App, catalog: readonly Capability[], 
     if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
     done(null, payload);
   });
+
+  server.addHook('onRequest', async (request, reply) => refuseMissingHost(request, reply));
 
   server.setErrorHandler((error: FastifyError, request, reply) => {
     const appError = fromFastifyError(error);
@@ -70,24 +79,4 @@ export async function buildHttpServer(app: App, catalog: readonly Capability[], 
 
 function serializeRequest(request: { method: string; url: string; ip?: string }) {
   return { method: request.method, url: request.url.replace(TOKEN_SHAPED, 'tinf_[redacted]'), remoteAddress: request.ip };
-}
-
-/** Maps what Fastify refuses before our handlers run (bad JSON, size, media type) to problems. */
-function fromFastifyError(error: FastifyError): AppError {
-  switch (error.code) {
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('validation_failed', 'The request body is not valid JSON.', {
-        errors: [{ field: '(body)', message: 'Send a JSON object with "Content-Type: application/json".' }],
-      });
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('payload_too_large', 'The request body is larger than this API accepts.');
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new AppError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json".');
-  }
-  if (error instanceof SyntaxError || error.statusCode === 400) {
-    return new AppError('validation_failed', 'The request could not be read.', { errors: [{ field: '(request)', message: 'Malformed request.' }] });
-  }
-  return new AppError('internal', INTERNAL_ERROR_SENTENCE, {}, error.message, { cause: error });
 }

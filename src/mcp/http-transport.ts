@@ -17,7 +17,7 @@ import { audienceRefusal } from '../oauth/audience.js';
 import { mcpResourceOf, protectedResourceMetadataUrlOf, publicBaseOf } from '../oauth/public-base.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { hostPolicyOf, hostRefusal, type HostPolicy } from './allowed-hosts.js';
-import { createMcpServer } from './mcp-server.js';
+import { connectMcpServer, createMcpServer } from './mcp-server.js';
 import { openSessionId, sessionBelongsTo } from './session-binding.js';
 import { buildToolCatalog, type ToolCatalog } from './tool-definitions.js';
 import { isInitialize, rpcBodyOf, sendRpcError, wantsProgress } from './json-rpc.js';
@@ -98,7 +98,9 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   }
   reply.hijack();
   const res = reply.raw;
-  // Hijacked: Fastify's onSend headers no longer apply, so set ours here.
+  // Hijacked: neither the headers already set on the reply (the rate limit's) nor Fastify's
+  // onSend ones reach the client by themselves any more, so set them here.
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Cache-Control', 'no-store');
   if (isInitialize(body.messages)) res.setHeader('Mcp-Session-Id', openSessionId(bearer));
@@ -110,11 +112,11 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
     if (wantsProgress(body.messages)) {
       // Progress notifications need an SSE stream: the SDK's transport does that part.
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      await server.connect(transport);
+      await connectMcpServer(server, transport);
       await transport.handleRequest(request.raw, res, body.batch ? body.messages : body.messages[0]);
     } else {
       const transport = new JsonResponseTransport(res, body.batch);
-      await server.connect(transport);
+      await connectMcpServer(server, transport);
       transport.deliver(body.messages, { requestInfo: { headers: request.headers } });
     }
   } catch (error) {

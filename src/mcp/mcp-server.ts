@@ -5,15 +5,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { z } from 'zod';
 import { AppError, toAppError } from '../core/errors.js';
 import { admit, invoke, mayAttempt, type CoreDeps, type Credentials } from '../core/invoke.js';
 import { packageRoot } from '../package-root.js';
 import type { ToolCatalog } from './tool-definitions.js';
 import { errorResult, protocolErrorOf, successResult } from './tool-results.js';
 import { unknownToolRefusal } from './unknown-tool.js';
+import { screenRequests } from './request-screen.js';
 import { awaitOperation, isQueuedOperation, waitOptionsFromEnv } from './await-operation.js';
 
 const VERSION = (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
@@ -22,11 +23,6 @@ const INSTRUCTIONS =
   'Tools to read and operate the ERP services and servers of one team, limited to what this API token may do: ' +
   'tools/list shows only the tools it may call. Errors carry a stable code and a sentence to show the person. ' +
   'API tokens are managed on the API Tokens page of the panel, by owners and admins, never through these tools.';
-
-// The SDK parses a request with the handler's schema before the Server's own tools/call check
-// runs, so with the strict schema a malformed call (arguments: "x") becomes -32603 "Internal
-// error". A loose first parse lets the Server's check answer it as -32602 Invalid params.
-const LooseCallToolRequestSchema = CallToolRequestSchema.extend({ params: z.looseObject({ name: z.string() }) });
 
 // The Server builds an Ajv instance when given none; we never ask the client for elicitation,
 // so one shared validator spares each per-request server that cost.
@@ -51,7 +47,7 @@ export function createMcpServer(tools: ToolCatalog, deps: CoreDeps, bearer: stri
     return { tools: tools.definitions.filter((definition) => mayAttempt(principal, definition.capability)).map((d) => d.tool) };
   });
 
-  server.setRequestHandler(LooseCallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const definition = tools.find(request.params.name);
     if (!definition) return refuseUnknownTool(request.params.name, credentials, deps);
     try {
@@ -71,6 +67,15 @@ export function createMcpServer(tools: ToolCatalog, deps: CoreDeps, bearer: stri
   });
 
   return server;
+}
+
+/**
+ * Connects a server to a transport with the request screen in between, so that a malformed
+ * request is answered -32602 with a sentence (request-screen.ts). Every transport connects here.
+ */
+export async function connectMcpServer(server: Server, transport: Transport): Promise<void> {
+  await server.connect(transport);
+  screenRequests(transport);
 }
 
 /** The token is checked first, so an unknown or revoked token learns nothing about tool names. */

@@ -11,7 +11,7 @@ import { openCore, type OpenCore } from '../core-deps.js';
 import { toAppError } from '../core/errors.js';
 import { admit } from '../core/invoke.js';
 import { DATABASE_FILE, type DatabaseOptions } from '../db/connect.js';
-import { createMcpServer } from './mcp-server.js';
+import { connectMcpServer, createMcpServer } from './mcp-server.js';
 import { buildToolCatalog } from './tool-definitions.js';
 
 export const TOKEN_VARIABLE = 'TEAMINFRA_TOKEN';
@@ -61,7 +61,7 @@ async function serveUntilClosed(app: OpenCore, bearer: string): Promise<void> {
   process.stdin.once('end', () => void server.close());
   process.once('SIGINT', () => void server.close());
   process.once('SIGTERM', () => void server.close());
-  await server.connect(transport);
+  await connectMcpServer(server, transport);
   await closed;
   await app.close();
 }

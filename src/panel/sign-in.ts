@@ -35,6 +35,7 @@ export function registerSignIn(server: FastifyInstance, app: App): void {
     const email = String(body.email ?? '').trim().toLowerCase();
     const wait = Math.max(perEmail.waitSeconds(email), perAddress.waitSeconds(request.ip));
     if (wait > 0) {
+      void reply.header('Retry-After', String(wait));
       return signInForm(reply, next, `Too many failed sign-ins. Try again in ${Math.ceil(wait / 60)} minutes.`, 429);
     }
     const user = email ? await findUserByEmail(db, email) : undefined;

@@ -50,13 +50,47 @@ describe('tool arguments', () => {
   it('answers arguments that are not an object with a JSON-RPC invalid-params error', async () => {
     const response = await call('list_erp_services', 'everything');
     expect(response.status).toBe(200);
-    expect(response.json().error).toMatchObject({ code: -32602, message: expect.stringContaining('Invalid tools/call request') });
+    expect(response.json().error).toEqual({ code: -32602, message: 'Invalid tools/call request: params.arguments must be an object.' });
     await stillServes();
   });
 
   it('treats missing arguments as an empty object', async () => {
     const response = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_erp_services' } });
     expect(response.json().result.structuredContent.data).toHaveLength(2);
+  });
+});
+
+describe('malformed MCP requests', () => {
+  it('answers -32602 with a sentence naming params.name when a tools/call has no tool name', async () => {
+    const response = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { arguments: {} } });
+    expect(response.status).toBe(200);
+    expect(response.json()).toEqual({
+      jsonrpc: '2.0', id: 3,
+      error: { code: -32602, message: 'Invalid tools/call request: params.name is missing; it must be a string.' },
+    });
+    await stillServes();
+  });
+
+  it('answers -32602 with a sentence, not an issue list, when any request has malformed params', async () => {
+    const cases = [
+      [{ method: 'tools/call' }, 'Invalid tools/call request: params is missing; it must be an object.'],
+      [{ method: 'tools/call', params: { name: 42 } }, 'Invalid tools/call request: params.name must be a string.'],
+      [{ method: 'tools/list', params: { cursor: 5 } }, 'Invalid tools/list request: params.cursor must be a string.'],
+    ] as const;
+    for (const [request, message] of cases) {
+      const response = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id: 4, ...request });
+      expect(response.json().error, message).toEqual({ code: -32602, message });
+    }
+  });
+
+  it('answers each malformed request of a batch on its own and the others normally', async () => {
+    const response = await rpc(server.baseUrl, bearer, [
+      { jsonrpc: '2.0', id: 'bad', method: 'tools/call', params: {} },
+      { jsonrpc: '2.0', id: 'good', method: 'tools/list' },
+    ]);
+    const answers = response.json() as { id: string; error?: { code: number }; result?: { tools: unknown[] } }[];
+    expect(answers.find((answer) => answer.id === 'bad')?.error?.code).toBe(-32602);
+    expect(answers.find((answer) => answer.id === 'good')?.result?.tools.length).toBeGreaterThan(0);
   });
 });
 

@@ -9,6 +9,7 @@ import { catalog } from '../../tools/index.js';
 import { addHistory, type SeededWithHistory } from '../support/catalog-samples.js';
 import { getJson, makeToken, seedTeam, startTestServer, type TestServer } from '../support/fixtures.js';
 import { connectHttp, INITIALIZE, problemIn, rawRequest, rpc, textOf } from '../mcp/clients.js';
+import { sendRawHttp } from '../support/raw-http.js';
 
 let server: TestServer;
 let team: SeededWithHistory;
@@ -248,6 +249,19 @@ describe('the /mcp endpoint itself', () => {
     expect(response.json().code).toBe('host_not_allowed');
   });
 
+  it('refuses a Host that only a lenient parser reads as loopback, and an empty Host', async () => {
+    const port = new URL(server.baseUrl).port;
+    const bearer = (await token()).value;
+    const body = JSON.stringify(INITIALIZE);
+    for (const host of [`2130706433:${port}`, `evil.example@localhost:${port}`, '']) {
+      const response = await sendRawHttp(server.baseUrl, `POST /mcp HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${bearer}\r\n` +
+        `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${body.length}\r\n` +
+        `Connection: close\r\n\r\n${body}`);
+      expect(response.status, host).toBe(403);
+      expect(JSON.parse(response.body).code, host).toBe('host_not_allowed');
+    }
+  });
+
   it('refuses a request from a web page of another site (Origin)', async () => {
     const response = await rpc(server.baseUrl, (await token()).value, INITIALIZE, { origin: 'https://evil.example' });
     expect(response.status).toBe(403);
@@ -257,6 +271,19 @@ describe('the /mcp endpoint itself', () => {
   it('accepts a request whose Origin is this machine', async () => {
     const response = await rpc(server.baseUrl, (await token()).value, INITIALIZE, { origin: 'http://localhost:3000' });
     expect(response.status).toBe(200);
+  });
+
+  it('carries the RateLimit headers on successful answers, in JSON and over SSE, as REST does', async () => {
+    const bearer = (await token()).value;
+    const json = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const sse = await rpc(server.baseUrl, bearer, {
+      jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_current_token', arguments: {}, _meta: { progressToken: 'p' } },
+    });
+    for (const [answer, response] of [['json', json], ['sse', sse]] as const) {
+      expect(response.status, answer).toBe(200);
+      expect(response.headers['ratelimit-policy'], answer).toMatch(/^"per-token";q=\d+;w=\d+$/);
+      expect(response.headers.ratelimit, answer).toMatch(/^"per-token";r=\d+;t=\d+$/);
+    }
   });
 
   it('answers GET and DELETE with 405, since the endpoint keeps no session state', async () => {

@@ -154,6 +154,30 @@ describe('teaminfra mcp over stdio', () => {
   });
 });
 
+describe('teaminfra mcp and malformed requests', () => {
+  it('answers -32602 with a sentence when a tools/call has no tool name, and keeps serving', async () => {
+    const child = spawn(process.execPath, [CLI, 'mcp', '--data-dir', server.dataDir, ...databaseArgs()], {
+      env: { ...process.env, TEAMINFRA_TOKEN: (await token()).value }, stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    const answered = new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk;
+      if (stdout.includes('"id":3')) resolve();
+    }));
+    const send = (message: object) => child.stdin.write(JSON.stringify(message) + '\n');
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: {} } });
+    send({ jsonrpc: '2.0', id: 3, method: 'tools/list' });
+    await answered;
+    child.stdin.end();
+    await new Promise((resolve) => child.on('exit', resolve));
+    const answers = stdout.trim().split('\n').map((line) => JSON.parse(line) as { id: number; error?: object; result?: object });
+    expect(answers.find((answer) => answer.id === 2)?.error)
+      .toEqual({ code: -32602, message: 'Invalid tools/call request: params.name is missing; it must be a string.' });
+    expect(answers.find((answer) => answer.id === 3)?.result).toBeDefined();
+  });
+});
+
 describe('teaminfra mcp refusing to start', () => {
   function yesterdayUtc(): string {
     const date = new Date(`${dateInTimeZone(new Date(), 'UTC')}T12:00:00Z`);

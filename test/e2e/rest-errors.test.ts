@@ -37,6 +37,16 @@ describe('REST errors', () => {
     expect(body.detail).toBe('This API answers in JSON; send "Accept: application/json".');
   });
 
+  it('answers 406 when Accept gives JSON a weight of zero', async () => {
+    const token = await makeToken(server.app, team.teamId);
+    for (const accept of ['application/json;q=0', '*/*;q=0']) {
+      const { status, headers, body } = await getJson(server.baseUrl, '/api/service-erp', token.value, { Accept: accept });
+      expect(status, accept).toBe(406);
+      expect(headers.get('content-type'), accept).toMatch(/^application\/problem\+json/);
+      expect(body.code, accept).toBe('not_acceptable');
+    }
+  });
+
   it('answers 400 naming every failing parameter', async () => {
     const token = await makeToken(server.app, team.teamId);
     const { status, body } = await getJson(server.baseUrl, '/api/service-erp?limit=0&color=red', token.value);

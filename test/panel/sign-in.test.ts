@@ -95,6 +95,15 @@ describe('panel sign-in', () => {
     expect(blocked.text).toContain('Too many failed sign-ins');
   });
 
+  it('tells a throttled sign-in when to retry with Retry-After', async () => {
+    for (let attempt = 0; attempt < 5; attempt += 1) await new Visitor(server.baseUrl).signIn('ghost@example.com', 'wrong-again');
+    const blocked = await new Visitor(server.baseUrl).signIn('ghost@example.com', 'wrong-again');
+    expect(blocked.status).toBe(429);
+    const seconds = Number(blocked.headers.get('retry-after'));
+    expect(seconds).toBeGreaterThan(14 * 60);
+    expect(seconds).toBeLessThanOrEqual(15 * 60);
+  });
+
   it('asks a member of several teams to pick one', async () => {
     const visitor = new Visitor(server.baseUrl);
     const response = await visitor.signIn('multi@example.com', 'right-password');

@@ -1,12 +1,20 @@
-// Single-use, short-lived download links. The link value is the credential, so only its hash
-// is stored; using it also requires the token that asked for it to still be valid.
+// Short-lived download links, each good for one download. The link value is the credential, so
+// only its hash is stored; using it also requires the token that asked for it to still be valid.
+//
+// "One download", precisely (README.md, "Mail catcher"): a link not yet used expires
+// LINK_MINUTES after it was issued. HEAD never uses it up (a link preview only looks). The first
+// GET starts the download and gives it RESUME_MINUTES from then, during which GETs with Range
+// may resume it. The link is spent as soon as a response carrying the file's last byte has been
+// sent completely, so an interrupted download can resume but a finished one cannot be repeated.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { isExpired } from '../../auth/expiry.js';
 import type { FileSource } from '../../core/capability.js';
 import type { Database } from '../tables.js';
 import { nowIso } from '../ids.js';
 
 export const LINK_MINUTES = 5;
+export const RESUME_MINUTES = 10;
 const hashOf = (value: string) => createHash('sha256').update(value).digest('hex');
 
 export async function createDownloadLink(db: Kysely<Database>, teamId: string, tokenId: string, file: FileSource) {
@@ -18,15 +26,31 @@ export async function createDownloadLink(db: Kysely<Database>, teamId: string, t
   return { path: `/downloads/${value}`, expiresAt };
 }
 
-/** Marks the link used and returns its file, or undefined when unknown, used, expired or its token is no longer valid. */
-export async function consumeDownloadLink(db: Kysely<Database>, value: string): Promise<FileSource | undefined> {
-  const now = nowIso();
+export interface UsableDownloadLink {
+  idHash: string;
+  file: FileSource;
+}
+
+/** The link and its file while it can be used (known, neither spent nor expired, its token neither revoked nor expired); changes nothing. */
+export async function findUsableDownloadLink(db: Kysely<Database>, value: string): Promise<UsableDownloadLink | undefined> {
   const idHash = hashOf(value);
-  const claimed = await db.updateTable('download_links').set({ used_at: now })
-    .where('id_hash', '=', idHash).where('used_at', 'is', null).where('expires_at', '>', now).executeTakeFirst();
-  if (Number(claimed.numUpdatedRows) !== 1) return undefined;
   const row = await db.selectFrom('download_links as l').innerJoin('api_tokens as t', 't.id', 'l.token_id')
-    .select(['l.file', 't.revoked_at']).where('l.id_hash', '=', idHash).executeTakeFirst();
-  if (!row || row.revoked_at !== null) return undefined;
-  return JSON.parse(row.file) as FileSource;
+    .innerJoin('teams as team', 'team.id', 'l.team_id')
+    .select(['l.file', 't.revoked_at', 't.expires_on', 'team.timezone'])
+    .where('l.id_hash', '=', idHash).where('l.expires_at', '>', nowIso()).executeTakeFirst();
+  if (!row || row.revoked_at !== null || isExpired(row.expires_on, row.timezone)) return undefined;
+  return { idHash, file: JSON.parse(row.file) as FileSource };
+}
+
+/** A GET uses the link: the first one opens the window in which the download may be resumed. */
+export async function startDownload(db: Kysely<Database>, idHash: string): Promise<void> {
+  const now = Date.now();
+  await db.updateTable('download_links')
+    .set({ used_at: new Date(now).toISOString(), expires_at: new Date(now + RESUME_MINUTES * 60_000).toISOString() })
+    .where('id_hash', '=', idHash).where('used_at', 'is', null).execute();
+}
+
+/** The whole file has been delivered: the link serves nothing more. */
+export async function spendDownloadLink(db: Kysely<Database>, idHash: string): Promise<void> {
+  await db.updateTable('download_links').set({ expires_at: nowIso() }).where('id_hash', '=', idHash).execute();
 }

@@ -1,0 +1,67 @@
+// Checks the params of each request the MCP server answers before the SDK sees it. The SDK
+// parses params with its own schemas and, when they do not fit, answers -32603 "Internal error"
+// or -32602 with zod's raw issue list as the message. Here a malformed request gets -32602
+// Invalid params with a sentence naming each wrong field, and never reaches a handler.
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolRequestSchema, ErrorCode as RpcErrorCode, InitializeRequestSchema, isJSONRPCRequest, ListToolsRequestSchema,
+  PingRequestSchema, type JSONRPCErrorResponse, type JSONRPCRequest,
+} from '@modelcontextprotocol/sdk/types.js';
+
+/** The methods our server answers, with the schema the SDK will hold their requests to. */
+const SCHEMAS: Record<string, { safeParse(value: unknown): { success: boolean; error?: { issues: readonly Issue[] } } }> = {
+  initialize: InitializeRequestSchema,
+  ping: PingRequestSchema,
+  'tools/list': ListToolsRequestSchema,
+  'tools/call': CallToolRequestSchema,
+};
+
+interface Issue {
+  code: string;
+  path: readonly PropertyKey[];
+  expected?: string;
+}
+
+/** Puts the check between the transport and the server; call after `server.connect(transport)`. */
+export function screenRequests(transport: Transport): void {
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const refusal = isJSONRPCRequest(message) ? invalidParamsOf(message) : undefined;
+    if (refusal) {
+      transport.send(refusal).catch((error: unknown) => transport.onerror?.(error as Error));
+      return;
+    }
+    deliver?.(message, extra);
+  };
+}
+
+/** The JSON-RPC error for a request whose params do not fit its method, or undefined when they do. */
+export function invalidParamsOf(request: JSONRPCRequest): JSONRPCErrorResponse | undefined {
+  const schema = SCHEMAS[request.method];
+  const checked = schema?.safeParse(request);
+  if (!checked || checked.success) return undefined;
+  const problems = (checked.error?.issues ?? []).map((issue) => describe(issue, request));
+  return {
+    jsonrpc: '2.0',
+    id: request.id,
+    error: { code: RpcErrorCode.InvalidParams, message: `Invalid ${request.method} request: ${problems.join(' ')}` },
+  };
+}
+
+function describe(issue: Issue, request: JSONRPCRequest): string {
+  const field = issue.path.map(String).join('.') || 'the request';
+  if (issue.code !== 'invalid_type' || !issue.expected) return `${field} is not valid.`;
+  const expected = EXPECTED[issue.expected] ?? `a ${issue.expected}`;
+  return valueAt(request, issue.path) === undefined ? `${field} is missing; it must be ${expected}.` : `${field} must be ${expected}.`;
+}
+
+const EXPECTED: Record<string, string> = { object: 'an object', record: 'an object', array: 'an array', string: 'a string', number: 'a number', boolean: 'true or false' };
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}
