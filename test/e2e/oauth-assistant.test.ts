@@ -189,6 +189,25 @@ describe('Assistant sign-in over OAuth, consent in headless Chromium', () => {
     await mcp.close();
   });
 
+  it('keeps an open MCP session working when the assistant refreshes its token mid-session', async () => {
+    // As an assistant does it: the SDK's transport asks its auth provider for the token on every
+    // request, so after a refresh the same session continues with the new value.
+    const mcp = new Client({ name: 'oauth-test-assistant', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: assistant });
+    await mcp.connect(transport);
+    const sessionId = transport.sessionId;
+    expect(sessionId).toBeTruthy();
+    const toolsBefore = (await mcp.listTools()).tools.map((tool) => tool.name);
+
+    const metadata = await discoverAuthorizationServerMetadata(base);
+    assistant.saveTokens(await refreshAuthorization(base, {
+      metadata, clientInformation: assistant.information!, refreshToken: assistant.savedTokens!.refresh_token!,
+    }));
+    expect((await mcp.listTools()).tools.map((tool) => tool.name)).toEqual(toolsBefore);
+    expect(transport.sessionId).toBe(sessionId);
+    await mcp.close();
+  });
+
   it('answers 401 with the resource_metadata challenge on the next MCP request once revoked on the API Tokens page, and ends the refresh token', async () => {
     const { access_token: accessToken, refresh_token: refreshToken } = assistant.savedTokens!;
     const mcp = await connect(base, accessToken);
