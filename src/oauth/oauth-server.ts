@@ -7,6 +7,7 @@ import { Provider } from 'oidc-provider';
 import type { App } from '../app.js';
 import { MCP_SCOPE, OAUTH_ROUTES, providerConfiguration } from './provider-config.js';
 import { loadServerSecrets, type ServerSecrets } from './server-secrets.js';
+import { issueTeamTokenValues } from './token-values.js';
 
 const MAX_ISSUERS = 8;
 
@@ -42,6 +43,7 @@ export class OAuthServer {
       throw error;
     });
     const provider = new Provider(base, providerConfiguration(this.app.db.kysely, base, await this.secrets));
+    issueTeamTokenValues(provider);
     provider.use(async (ctx, next) => {
       // Every assistant token is for the MCP resource, so the authorization request always asks
       // for its scope, even from a client that sends none (the library refuses a grant of nothing).
