@@ -10,6 +10,7 @@ import type { Database } from './tables.js';
 import { applySchema } from './apply-schema.js';
 import type { DatabaseEngine } from './dialect.js';
 import { DEFAULT_POOL_SIZE, openPostgres } from './dialect-postgres.js';
+import { openSqliteFile } from './sqlite-addon.js';
 
 export interface Db {
   kysely: Kysely<Database>;
@@ -49,7 +50,7 @@ export function openDatabase(dataDir: string, options: DatabaseOptions = {}): Db
 
 function openSqliteDb(dataDir: string): SqliteDb {
   mkdirSync(dataDir, { recursive: true });
-  const sqlite = new SQLite(join(dataDir, DATABASE_FILE));
+  const sqlite = openSqliteFile(join(dataDir, DATABASE_FILE));
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');

@@ -12,6 +12,7 @@ import { bearerFrom } from '../auth/authenticate.js';
 import type { Capability } from '../core/capability.js';
 import { AppError, toAppError } from '../core/errors.js';
 import { admit } from '../core/invoke.js';
+import type { Principal } from '../core/principal.js';
 import { sendProblem } from '../http/problem.js';
 import { audienceRefusal } from '../oauth/audience.js';
 import { mcpResourceOf, protectedResourceMetadataUrlOf, publicBaseOf } from '../oauth/public-base.js';
@@ -37,12 +38,15 @@ interface Gate {
   tools: ToolCatalog;
   hosts: HostPolicy;
   limiter: RateLimiter;
+  /** The principal guard() admitted, for handle() to bind the session to the token's id. */
+  admitted: WeakMap<FastifyRequest, Principal>;
 }
 
 export function registerMcpHttp(server: FastifyInstance, app: App, catalog: readonly Capability[], options: McpHttpOptions = {}): void {
   const gate: Gate = {
     app, tools: buildToolCatalog(catalog), hosts: hostPolicyOf(options.allowedHosts),
     limiter: options.limiter ?? new RateLimiter(app.config.rateLimit),
+    admitted: new WeakMap(),
   };
   void server.register(async (scope) => {
     // JSON only; the body stays text until the request is admitted, and bad JSON gets a JSON-RPC error.
@@ -75,6 +79,7 @@ async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): 
       });
       throw wrongAudience;
     }
+    gate.admitted.set(request, principal);
     return undefined;
   } catch (thrown) {
     return sendProblem(reply, toAppError(thrown), bearer !== undefined, protectedResourceMetadataUrlOf(base));
@@ -90,8 +95,9 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   const body = rpcBodyOf(request);
   if ('status' in body) return sendRpcError(reply, body);
   const bearer = bearerFrom(request.headers.authorization) as string; // guard() admitted it
+  const { tokenId } = gate.admitted.get(request) as Principal;
   const sessionId = request.headers['mcp-session-id'];
-  if (typeof sessionId === 'string' && !isInitialize(body.messages) && !sessionBelongsTo(sessionId, bearer)) {
+  if (typeof sessionId === 'string' && !isInitialize(body.messages) && !sessionBelongsTo(sessionId, tokenId)) {
     await sendProblem(reply, new AppError('not_found',
       'No such MCP session for this token. Sessions belong to the token that opened them; initialize a new one.'));
     return;
@@ -103,7 +109,7 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Cache-Control', 'no-store');
-  if (isInitialize(body.messages)) res.setHeader('Mcp-Session-Id', openSessionId(bearer));
+  if (isInitialize(body.messages)) res.setHeader('Mcp-Session-Id', openSessionId(tokenId));
   // Download links must be absolute for an assistant; the Host was checked by guard(), so it is ours.
   const deps = gate.app.publicUrl ? gate.app : { ...gate.app, publicUrl: `${request.protocol}://${request.headers.host}` };
   const server = createMcpServer(gate.tools, deps, bearer);

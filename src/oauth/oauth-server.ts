@@ -6,7 +6,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Provider } from 'oidc-provider';
 import type { App } from '../app.js';
 import { MCP_SCOPE, OAUTH_ROUTES, providerConfiguration } from './provider-config.js';
+import { applyRedirectUriRules } from './redirect-uris.js';
 import { loadServerSecrets, type ServerSecrets } from './server-secrets.js';
+import { issueTeamTokenValues } from './token-values.js';
 
 const MAX_ISSUERS = 8;
 
@@ -42,6 +44,8 @@ export class OAuthServer {
       throw error;
     });
     const provider = new Provider(base, providerConfiguration(this.app.db.kysely, base, await this.secrets));
+    issueTeamTokenValues(provider);
+    applyRedirectUriRules(provider);
     provider.use(async (ctx, next) => {
       // Every assistant token is for the MCP resource, so the authorization request always asks
       // for its scope, even from a client that sends none (the library refuses a grant of nothing).

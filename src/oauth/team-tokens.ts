@@ -5,16 +5,11 @@
 // invoke() then treat it like any other token: there is no second check path.
 import type { Kysely } from 'kysely';
 import { isExpired } from '../auth/expiry.js';
-import { hashTokenValue } from '../auth/token-format.js';
+import { displayParts, hashTokenValue } from '../auth/token-format.js';
 import { insertTokenRow, replaceTokenValue, revokeToken } from '../db/repositories/tokens.js';
 import type { Database } from '../db/tables.js';
 import { deleteRecordsOfGrant, keepRecord } from './records.js';
 import { findSignIn, linkSignInToToken } from './sign-ins.js';
-
-/** Shown on the API Tokens page: a few characters of a random value, never enough to use it. */
-export function displayPartsOfAccessToken(value: string): { prefix: string; lastFour: string } {
-  return { prefix: value.slice(0, 4), lastFour: value.slice(-4) };
-}
 
 /**
  * Called by the adapter before it stores an AccessToken: makes `value` the value of the sign-in's
@@ -29,12 +24,12 @@ export async function issueTeamToken(db: Kysely<Database>, value: string, grantI
       const tokenId = await insertTokenRow(trx, {
         ...signIn.settings, teamId: signIn.teamId, createdByUserId: signIn.userId,
         source: signIn.kind, assistantName: signIn.kind === 'assistant' ? signIn.clientName : null,
-      }, value, displayPartsOfAccessToken(value));
+      }, value, displayParts(value));
       await linkSignInToToken(trx, grantId, tokenId);
       await keepRecord(trx, 'Grant', grantId);
       return;
     }
-    if (!(await replaceTokenValue(trx, signIn.tokenId, value, displayPartsOfAccessToken(value)))) {
+    if (!(await replaceTokenValue(trx, signIn.tokenId, value, displayParts(value)))) {
       throw new Error('The team token of this sign-in was revoked.');
     }
     // One live value per sign-in: the access token records the refresh replaced go too.

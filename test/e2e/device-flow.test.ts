@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/password.js';
-import { hashTokenValue } from '../../src/auth/token-format.js';
+import { hashTokenValue, isWellFormedToken } from '../../src/auth/token-format.js';
 import { upsertMember } from '../../src/db/repositories/teams.js';
 import { launchHeadless } from '../support/browser.js';
 import { runCli } from '../support/cli.js';
@@ -80,6 +80,8 @@ describe('teaminfra login (device flow) and services start against the running s
     const credentials = JSON.parse(readFileSync(file, 'utf8'));
     expect(credentials).toMatchObject({ url: server.baseUrl, team: { id: team.teamId, name: 'Test team' } });
     token = credentials.token;
+    // The format of every team token, so secret scanners find it in a leaked file.
+    expect(isWellFormedToken(token)).toBe(true);
 
     const self = await getJson(server.baseUrl, '/api/token', token);
     expect(self.body).toMatchObject({ source: 'cli', accepted_by: 'api', full_access: true, expires_on: null });

@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dateInTimeZone } from '../../src/auth/expiry.js';
 import { expandPermissions } from '../../src/auth/permissions.js';
-import { revokeToken } from '../../src/db/repositories/tokens.js';
+import { displayParts, generateTokenValue } from '../../src/auth/token-format.js';
+import { replaceTokenValue, revokeToken } from '../../src/db/repositories/tokens.js';
 import { catalog } from '../../tools/index.js';
 import { addHistory, type SeededWithHistory } from '../support/catalog-samples.js';
 import { getJson, makeToken, seedTeam, startTestServer, type TestServer } from '../support/fixtures.js';
@@ -237,6 +238,27 @@ describe('tokens on /mcp', () => {
     const stillServed = await opened.client.callTool({ name: 'get_current_token', arguments: {} });
     expect((stillServed.structuredContent as { id: string }).id).toBe(first.id);
     await Promise.all([opened.close(), resumed.close(), intruder.close()]);
+  });
+
+  it('keeps a session when its token gets a new value (an OAuth refresh), and ends it when the token is revoked', async () => {
+    const signedIn = await token();
+    const opened = await connectHttp(server.baseUrl, signedIn.value);
+    const sessionId = opened.transport.sessionId!;
+    // What a refresh does to the token row (src/oauth/team-tokens.ts): same row, new value.
+    const refreshed = generateTokenValue();
+    await replaceTokenValue(server.app.db.kysely, signedIn.id, refreshed, displayParts(refreshed));
+
+    const continued = await connectHttp(server.baseUrl, refreshed, sessionId);
+    expect((await continued.client.listTools()).tools.length).toBe(catalog.length);
+    const self = await continued.client.callTool({ name: 'get_current_token', arguments: {} });
+    expect((self.structuredContent as { id: string }).id).toBe(signedIn.id);
+    // The replaced value is refused, session or not.
+    expect((await rpc(server.baseUrl, signedIn.value, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': sessionId })).status)
+      .toBe(401);
+
+    await revokeToken(server.app.db.kysely, signedIn.id);
+    await expect(continued.client.listTools()).rejects.toThrow(/invalid_token/);
+    await Promise.all([opened.close(), continued.close()]);
   });
 });
 

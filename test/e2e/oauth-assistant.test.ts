@@ -13,6 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dateInTimeZone } from '../../src/auth/expiry.js';
 import { hashPassword } from '../../src/auth/password.js';
+import { isWellFormedToken } from '../../src/auth/token-format.js';
 import { upsertMember } from '../../src/db/repositories/teams.js';
 import { catalog } from '../../tools/index.js';
 import { launchHeadless } from '../support/browser.js';
@@ -116,6 +117,9 @@ describe('Assistant sign-in over OAuth, consent in headless Chromium', () => {
     expect(tokens.refresh_token).toBeTruthy();
     // A team token that works until revoked: no lifetime of its own is announced.
     expect(tokens.expires_in).toBeUndefined();
+    // In the format of every team token (tinf_, checksum), so secret scanners find a leaked one.
+    expect(isWellFormedToken(tokens.access_token), 'access token').toBe(true);
+    expect(isWellFormedToken(tokens.refresh_token!), 'refresh token').toBe(true);
 
     const mcp = await connect(base, tokens.access_token);
     expect((await mcp.listTools()).tools.map((tool) => tool.name).sort()).toEqual(READ_SERVICES_TOOLS);
@@ -145,6 +149,7 @@ describe('Assistant sign-in over OAuth, consent in headless Chromium', () => {
     expect(text).toContain('Read ERP services (and their copies)');
     expect(text).toContain('Only ERP services: ERP A');
     expect(text).toContain('owner@example.com');
+    expect(text).toContain(`${assistant.savedTokens!.access_token.slice(0, 9)}…${assistant.savedTokens!.access_token.slice(-4)}`);
     expect(await owner.content()).not.toContain(assistant.savedTokens!.access_token);
   });
 
@@ -157,6 +162,8 @@ describe('Assistant sign-in over OAuth, consent in headless Chromium', () => {
     expect(after.access_token).not.toBe(before.access_token);
     expect(after.refresh_token).toBeTruthy();
     expect(after.refresh_token).not.toBe(before.refresh_token);
+    expect(isWellFormedToken(after.access_token)).toBe(true);
+    expect(isWellFormedToken(after.refresh_token!)).toBe(true);
     assistant.saveTokens(after);
 
     // The replaced value stops working; the new one has exactly the access the person chose.
@@ -186,6 +193,25 @@ describe('Assistant sign-in over OAuth, consent in headless Chromium', () => {
     const names = (await mcp.listTools()).tools.map((tool) => tool.name);
     expect(names).toContain('list_servers');
     expect(names).not.toContain('list_backups');
+    await mcp.close();
+  });
+
+  it('keeps an open MCP session working when the assistant refreshes its token mid-session', async () => {
+    // As an assistant does it: the SDK's transport asks its auth provider for the token on every
+    // request, so after a refresh the same session continues with the new value.
+    const mcp = new Client({ name: 'oauth-test-assistant', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: assistant });
+    await mcp.connect(transport);
+    const sessionId = transport.sessionId;
+    expect(sessionId).toBeTruthy();
+    const toolsBefore = (await mcp.listTools()).tools.map((tool) => tool.name);
+
+    const metadata = await discoverAuthorizationServerMetadata(base);
+    assistant.saveTokens(await refreshAuthorization(base, {
+      metadata, clientInformation: assistant.information!, refreshToken: assistant.savedTokens!.refresh_token!,
+    }));
+    expect((await mcp.listTools()).tools.map((tool) => tool.name)).toEqual(toolsBefore);
+    expect(transport.sessionId).toBe(sessionId);
     await mcp.close();
   });
 

@@ -5,18 +5,20 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { authenticate } from '../../src/auth/authenticate.js';
-import { hashTokenValue } from '../../src/auth/token-format.js';
+import { generateTokenValue, hashTokenValue } from '../../src/auth/token-format.js';
 import { updateTokenAccess, type AccessSettings } from '../../src/db/repositories/token-admin.js';
 import { revokeToken } from '../../src/db/repositories/tokens.js';
 import { insertTeam, upsertMember } from '../../src/db/repositories/teams.js';
 import type { Database } from '../../src/db/tables.js';
-import { isOAuthAccessTokenShape } from '../../src/oauth/access-token-shape.js';
 import { databaseAdapter } from '../../src/oauth/adapter.js';
 import { sweepExpired } from '../../src/oauth/records.js';
 import { createSignIn, findSignIn } from '../../src/oauth/sign-ins.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 
-const value = () => randomBytes(32).toString('base64url');
+/** A value as the OAuth server issues it (src/oauth/token-values.ts). */
+const value = () => generateTokenValue();
+/** A value as it issued before its tokens took the tinf_ format: 43 base64url characters. */
+const legacyValue = () => randomBytes(32).toString('base64url');
 const READ_ONLY: AccessSettings = {
   name: 'Claude', expiresOn: null, acceptedBy: 'mcp', fullAccess: false, permissions: ['services:read'], serviceIds: null, serverIds: null,
 };
@@ -61,7 +63,6 @@ describe('OAuth storage adapter', () => {
   it('makes the first access token of a sign-in a team token with the access chosen on the consent page', async () => {
     const grantId = await approvedGrant();
     const accessToken = value();
-    expect(isOAuthAccessTokenShape(accessToken)).toBe(true);
     await new Adapter('AccessToken').upsert(accessToken, { jti: accessToken, grantId, clientId: 'client-1', kind: 'AccessToken' });
 
     const principal = await authenticate(db, accessToken);
@@ -89,6 +90,13 @@ describe('OAuth storage adapter', () => {
     expect([...renewed.permissions].sort()).toEqual(['servers:read', 'services:read']);
     expect(await db.selectFrom('api_tokens').select('id').execute()).toHaveLength(1);
     expect(await adapter.find(first)).toBeUndefined();
+  });
+
+  it('still accepts an access token when it was issued before the tinf_ format (43 base64url characters)', async () => {
+    const grantId = await approvedGrant();
+    const issuedEarlier = legacyValue();
+    await new Adapter('AccessToken').upsert(issuedEarlier, { jti: issuedEarlier, grantId, clientId: 'client-1', kind: 'AccessToken' });
+    expect(await authenticate(db, issuedEarlier)).toMatchObject({ source: 'assistant' });
   });
 
   it('gives the command line full access through the REST API only', async () => {
@@ -158,6 +166,7 @@ describe('authenticate() and the shapes of a bearer', () => {
         await expect(authenticate(database.db.kysely, bearer)).rejects.toMatchObject({ code: 'invalid_token', internalReason: 'malformed' });
       }
       await expect(authenticate(database.db.kysely, value())).rejects.toMatchObject({ internalReason: 'unknown' });
+      await expect(authenticate(database.db.kysely, legacyValue())).rejects.toMatchObject({ internalReason: 'unknown' });
     } finally {
       await database.close();
     }

@@ -104,6 +104,86 @@ describe('POST /oauth/register (RFC 7591)', () => {
   });
 });
 
+describe('POST /oauth/register: redirect URIs (RFC 8252, MCP authorization)', () => {
+  const register = (redirectUris: string[]) => json('/oauth/register', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'An assistant', redirect_uris: redirectUris, token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
+    }),
+  });
+
+  it('registers a client when its redirect URIs are https, http to loopback, or an app scheme', async () => {
+    for (const uris of [
+      ['https://claude.ai/api/mcp/auth_callback'], ['http://localhost:6274/oauth/callback', 'http://[::1]:9000/cb'],
+      ['cursor://anysphere.cursor-retrieval/oauth/user-callback'], ['com.example.app:/oauth2redirect'],
+    ]) {
+      const registered = await register(uris);
+      expect(registered.status, `${uris.join(' ')}: ${JSON.stringify(registered.body)}`).toBe(201);
+      expect(registered.body.redirect_uris).toEqual(uris);
+    }
+  });
+
+  it('refuses with invalid_redirect_uri when a redirect URI is http to another host, or a scheme of the browser', async () => {
+    for (const uri of ['http://evil.example/cb', 'javascript:alert(document.cookie)', 'data:text/html,hi', 'file:///tmp/cb']) {
+      const refused = await register(['https://assistant.example/cb', uri]);
+      expect(refused.status, uri).toBe(400);
+      expect(refused.body.error).toBe('invalid_redirect_uri');
+      expect(refused.body.error_description).toContain(uri);
+    }
+    expect(await server.app.db.kysely.selectFrom('oauth_records').select('id').where('payload', 'like', '%evil.example%').execute()).toEqual([]);
+  });
+});
+
+describe('GET /oauth/authorize: the redirect_uri', () => {
+  async function authorize(clientId: string, redirectUri: string) {
+    const query = new URLSearchParams({
+      client_id: clientId, response_type: 'code', redirect_uri: redirectUri, scope: 'mcp', state: 'xyz',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
+    });
+    return fetch(`${base}/oauth/authorize?${query}`, { redirect: 'manual' });
+  }
+  async function registered(redirectUri: string): Promise<string> {
+    const response = await json('/oauth/register', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', response_types: ['code'] }),
+    });
+    expect(response.status).toBe(201);
+    return response.body.client_id;
+  }
+  const goesToApproval = (response: Response) =>
+    expect(new URL(response.headers.get('location') ?? '', base).pathname).toMatch(/^\/panel\/oauth\/[\w-]+$/);
+
+  it('goes on to the approval page when the redirect_uri is the registered one, an app scheme included', async () => {
+    for (const uri of ['https://assistant.example/cb', 'cursor://anysphere.cursor-retrieval/cb']) {
+      const response = await authorize(await registered(uri), uri);
+      expect(response.status, uri).toBe(303);
+      goesToApproval(response);
+    }
+  });
+
+  it('accepts another port when the registered redirect_uri is http to loopback (RFC 8252 §7.3)', async () => {
+    const clientId = await registered('http://127.0.0.1:4000/callback');
+    const response = await authorize(clientId, 'http://127.0.0.1:53124/callback');
+    expect(response.status).toBe(303);
+    goesToApproval(response);
+  });
+
+  it('refuses with invalid_redirect_uri, without redirecting, when the redirect_uri differs from every registered one', async () => {
+    const https = await registered('https://assistant.example/cb');
+    const loopback = await registered('http://127.0.0.1:4000/callback');
+    for (const [clientId, uri] of [
+      [https, 'https://assistant.example/cb/other'], [https, 'https://assistant.example:8443/cb'], [https, 'http://assistant.example/cb'],
+      [loopback, 'http://127.0.0.1:4000/other'], [loopback, 'http://localhost:4000/callback'],
+    ] as const) {
+      const response = await authorize(clientId, uri);
+      expect(response.status, uri).toBe(400);
+      expect(response.headers.get('location')).toBeNull();
+      expect(await response.text()).toContain('invalid_redirect_uri');
+    }
+  });
+});
+
 describe('POST /oauth/device_authorization', () => {
   it('gives the command line a code for the REST API resource', async () => {
     const started = await json('/oauth/device_authorization', form({ client_id: 'teaminfra-cli', scope: 'api' }));
