@@ -6,6 +6,7 @@ import { seedDemoIfEmpty } from './demo.js';
 import { describePostgresUrl } from '../db/dialect-postgres.js';
 import { defaultNodeName, NODE_NAME } from '../engine/node-name.js';
 import { dataLocationOf, leaseMsFromEnv, parseOptions } from './options.js';
+import { secureDataDir } from './secure-data-dir.js';
 import { UsageError } from './usage.js';
 
 export async function runServe(args: string[]): Promise<void> {
@@ -21,6 +22,8 @@ export async function runServe(args: string[]): Promise<void> {
     throw new UsageError(`serve: the node name "${node}" must be 1 to 63 letters, digits, dots, dashes or underscores; set --node or TEAMINFRA_NODE.`);
   }
   const location = dataLocationOf(values);
+  // Before anything is opened: an earlier version left the directory and its files readable by all.
+  secureDataDir(location.dataDir, { tighten: true });
   const databaseName = location.database ? `PostgreSQL ${describePostgresUrl(location.database.url)}` : `SQLite in ${location.dataDir}`;
 
   const app = createApp({ ...defaultConfig(location.dataDir), database: location.database, engine: { node, ...leaseMsFromEnv() } }, (error, capability) =>
