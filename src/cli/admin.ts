@@ -13,6 +13,7 @@ import { findActiveMember, findTeam, insertTeam, setTeamPlan, upsertMember } fro
 import { createToken } from '../db/repositories/tokens.js';
 import { parseArgs } from 'node:util';
 import { COMMON_OPTIONS, dataLocationOf, listOption, parseOptions, required } from './options.js';
+import { secureDataDir } from './secure-data-dir.js';
 import { UsageError } from './usage.js';
 import { createDockerServer, DOCKER_COMMANDS } from './docker-commands.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
@@ -166,6 +167,7 @@ export async function runAdmin(args: string[], stdin: () => Promise<string>): Pr
   // Lenient here, only to find the database; the handler parses every option strictly.
   const common = parseArgs({ args: rest, options: COMMON_OPTIONS, strict: false, allowPositionals: true }).values;
   const location = dataLocationOf(common);
+  if (!location.database) secureDataDir(location.dataDir, { tighten: false });
   const db = openDatabase(location.dataDir, location.database);
   try {
     return await handler(db.kysely, rest, stdin);

@@ -11,6 +11,9 @@ async function readStdin(): Promise<string> {
 }
 
 async function main(argv: string[]): Promise<void> {
+  // Everything this process and its children create (the database, the services' files, backups,
+  // caught emails) is readable by the running user only, whatever the shell's umask.
+  process.umask(0o077);
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve':

@@ -1,13 +1,19 @@
 // `teaminfra mcp [--data-dir DIR] [--database-url URL]`: MCP over stdio, token from TEAMINFRA_TOKEN.
+import { existsSync } from 'node:fs';
 import { serveStdio, StdioRefusal, TOKEN_VARIABLE } from '../mcp/stdio.js';
 import { dataLocationOf, parseOptions } from './options.js';
+import { DataDirRefusal, secureDataDir } from './secure-data-dir.js';
 import { UsageError } from './usage.js';
 
 export async function runMcpStdio(args: string[]): Promise<void> {
   const values = parseOptions(args, {}, 'mcp');
+  const location = dataLocationOf(values);
   try {
-    await serveStdio(dataLocationOf(values), process.env[TOKEN_VARIABLE]);
+    // A missing directory is not created here: serveStdio says there is no database in it.
+    if (!location.database && existsSync(location.dataDir)) secureDataDir(location.dataDir, { tighten: false });
+    await serveStdio(location, process.env[TOKEN_VARIABLE]);
   } catch (error) {
+    if (error instanceof DataDirRefusal) throw new Error(`mcp: ${error.message}`);
     if (error instanceof StdioRefusal) {
       const message = `mcp: ${error.message}`;
       throw error.usage ? new UsageError(message) : new Error(message);

@@ -6,6 +6,7 @@ import { seedDemoIfEmpty } from './demo.js';
 import { describePostgresUrl } from '../db/dialect-postgres.js';
 import { defaultNodeName, NODE_NAME } from '../engine/node-name.js';
 import { dataLocationOf, leaseMsFromEnv, parseOptions } from './options.js';
+import { secureDataDir } from './secure-data-dir.js';
 import { UsageError } from './usage.js';
 import { engineAddressOption } from './docker-commands.js';
 
@@ -23,6 +24,8 @@ export async function runServe(args: string[]): Promise<void> {
   }
   const dockerHost = values['docker-host'] === undefined ? null : engineAddressOption(values['docker-host'], 'serve');
   const location = dataLocationOf(values);
+  // Before anything is opened: an earlier version left the directory and its files readable by all.
+  secureDataDir(location.dataDir, { tighten: true });
   const databaseName = location.database ? `PostgreSQL ${describePostgresUrl(location.database.url)}` : `SQLite in ${location.dataDir}`;
 
   const app = createApp({ ...defaultConfig(location.dataDir), database: location.database, engine: { node, newServersDockerHost: dockerHost, ...leaseMsFromEnv() } }, (error, capability) =>

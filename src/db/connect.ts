@@ -2,7 +2,7 @@
 // default, or PostgreSQL when a database URL is given (dialect-postgres.ts), for several nodes
 // sharing one database. Capabilities never see which engine runs; the few differences live in
 // dialect.ts.
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql, type Compilable } from 'kysely';
@@ -49,8 +49,12 @@ export function openDatabase(dataDir: string, options: DatabaseOptions = {}): Db
 }
 
 function openSqliteDb(dataDir: string): SqliteDb {
-  mkdirSync(dataDir, { recursive: true });
-  const sqlite = openSqliteFile(join(dataDir, DATABASE_FILE));
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Created owner-only whatever the umask (it holds signing keys and password hashes); SQLite
+  // gives its -wal and -shm files the mode of the database file.
+  const file = join(dataDir, DATABASE_FILE);
+  closeSync(openSync(file, 'a', 0o600));
+  const sqlite = openSqliteFile(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');

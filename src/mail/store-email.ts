@@ -28,8 +28,9 @@ export async function storeEmail(
   const id = newId('eml');
   const directory = join(context.dataDir, 'mail', copy.id);
   const rawPath = join(directory, `${id}.eml`);
-  await mkdir(directory, { recursive: true });
-  await writeFile(`${rawPath}.tmp`, raw);
+  // Owner-only whatever the umask: emails carry password-reset links into the copy.
+  await mkdir(directory, { recursive: true, mode: 0o700 });
+  await writeFile(`${rawPath}.tmp`, raw, { mode: 0o600 });
   await rename(`${rawPath}.tmp`, rawPath);
   const recipients = envelope.to.length > 0 ? envelope.to : [...addresses(parsed.to), ...addresses(parsed.cc)];
   const sender = envelope.from ?? addresses(parsed.from)[0] ?? null;

@@ -1,17 +1,18 @@
 // Headless Chromium (Debian's package, driven by playwright-core) for the panel's tests.
-import { existsSync } from 'node:fs';
+// Only suites named *.browser.test.ts may call launchHeadless: vitest.config.ts skips those
+// where Chromium is missing (unless TEAMINFRA_REQUIRE_BROWSER=1, as in CI).
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { chromiumInstalled, chromiumPath } from './chromium.js';
 
 export async function launchHeadless(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}: install it with "apt-get install -y chromium" (or set CHROMIUM_PATH).`);
+  const executablePath = chromiumPath();
+  if (!chromiumInstalled()) {
+    throw new Error(`Chromium not found at ${executablePath}: install it with "apt-get install -y chromium" (or set CHROMIUM_PATH).`);
   }
   // Playwright gives each browser a fresh temporary profile; the flags keep Chromium off the
   // network, which is closed on these machines.
   return chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync'],
