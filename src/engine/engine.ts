@@ -7,6 +7,7 @@ import type { ServiceDriver } from './driver.js';
 import { LocalDriver } from './local/local-driver.js';
 import { DockerDriver } from './docker/docker-driver.js';
 import { EngineRegistry } from './docker/engine-registry.js';
+import { reportDockerOrphans } from './docker/orphans.js';
 import { DriverRouter } from './driver-router.js';
 import { defaultNodeName } from './node-name.js';
 import { performOperation } from './perform.js';
@@ -94,6 +95,7 @@ export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onEr
       if (state !== 'new') return;
       state = 'started';
       await reconcileServices(reconcileDeps, 'startup');
+      await reportDockerOrphans(db.kysely, engines, onError);
       worker.start();
       if (config.reconcileIntervalMs > 0) {
         reconcileTimer = setInterval(() => {

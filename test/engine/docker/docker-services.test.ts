@@ -13,6 +13,8 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJson, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
 import { admin, runCli } from '../../support/cli.js';
+import { EngineRegistry } from '../../../src/engine/docker/engine-registry.js';
+import { findDockerOrphans } from '../../../src/engine/docker/orphans.js';
 import { act, fetchText, portOf, send, tryConnect } from '../support/engine-http.js';
 import { containersOfServer, dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi, volumesOfServer } from './support/docker-engine.js';
 
@@ -227,5 +229,19 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     expect((await volumesOfServer(api, serverId)).filter((v) => v.Labels['io.teaminfra.service-id'] === serviceId)).toHaveLength(0);
     const othersAfter = (await api.json<unknown[]>('GET', '/containers/json', { query: { all: 1 } })).length;
     expect(othersBefore - othersAfter).toBe(mine - left.length);
+  });
+
+  it('reports a volume whose service no longer exists, and leaves it in place', async () => {
+    const name = `teaminfra-data-svc_gone${serverId.slice(-6).toLowerCase()}`;
+    await api.json('POST', '/volumes/create', { body: { Name: name, Labels: { 'io.teaminfra.server-id': serverId, 'io.teaminfra.service-id': 'svc_gone', 'io.teaminfra.role': 'data' } } });
+    const engines = new EngineRegistry();
+    try {
+      const orphans = await findDockerOrphans(server.app.db.kysely, engines);
+      expect(orphans).toContainEqual({ kind: 'volume', name, serviceId: 'svc_gone', serverId, engine: TEST_DOCKER_HOST });
+      expect(orphans.filter((orphan) => orphan.serviceId !== 'svc_gone')).toEqual([]);
+    } finally {
+      await engines.close();
+    }
+    expect((await volumesOfServer(api, serverId)).map((volume) => volume.Name)).toContain(name);
   });
 });
