@@ -66,8 +66,8 @@ export async function createServiceContainer(api: DockerApi, spec: NewServiceCon
         Mounts: [{ Type: 'volume', Source: spec.volume, Target: spec.contract.dataDir }],
         // The mail catcher runs on the control plane's machine; for an engine on this machine that is the bridge's gateway.
         ExtraHosts: ['host.docker.internal:host-gateway'],
-        // A service the team runs comes back with its engine (a reboot); one it stopped stays stopped.
-        RestartPolicy: { Name: 'unless-stopped' },
+        // None until it has answered its health check (keepRunning): a bad release must fail, not restart in a loop.
+        RestartPolicy: { Name: 'no' },
       },
     },
   });
@@ -90,6 +90,11 @@ export async function startContainer(api: DockerApi, id: string): Promise<void> 
 }
 
 export class PortTaken extends Error {}
+
+/** Once it answers: a service the team runs comes back with its engine (a reboot); one it stopped stays stopped. */
+export async function keepRunning(api: DockerApi, id: string): Promise<void> {
+  await api.json('POST', `/containers/${id}/update`, { body: { RestartPolicy: { Name: 'unless-stopped' } } });
+}
 
 export async function stopContainer(api: DockerApi, id: string, graceMs: number): Promise<void> {
   await api.json('POST', `/containers/${id}/stop`, { query: { t: Math.ceil(graceMs / 1000) }, accept: [304, 404], timeoutMs: graceMs + 30_000 });

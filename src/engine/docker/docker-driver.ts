@@ -14,7 +14,7 @@ import {
 import { packArchive, stripTopDirectory, unpackedTar, verifyArchive } from './archives.js';
 import { localBackupFile, storeBackupOnEngine } from './backup-store.js';
 import {
-  answersHealth, containerPid, createHelper, createServiceContainer, ensureVolume, listServiceContainers, listVolumes, PortTaken,
+  answersHealth, containerPid, createHelper, keepRunning, createServiceContainer, ensureVolume, listServiceContainers, listVolumes, PortTaken,
   removeContainer, removeVolume, runHelper, startContainer, stopContainer, waitHealthy, type ContainerSummary,
 } from './containers.js';
 import { containerEnvOf } from '../erp-app/container-env.js';
@@ -241,6 +241,7 @@ export class DockerDriver implements ServiceDriver {
     await hooks.spawned(pid);
     try {
       const healthyPid = await waitHealthy(api, containerId, target(published), this.options.startTimeoutMs);
+      await keepRunning(api, containerId);
       return { containerId, service: { pid: healthyPid, port: published, revision: service.revision, publishedHost: host } };
     } catch (error) {
       await stopContainer(api, containerId, this.options.stopGraceMs).catch(() => undefined);
