@@ -8,7 +8,8 @@ import type { Database } from '../db/tables.js';
 import { insertWebhook } from '../db/repositories/webhooks.js';
 import type { WebhookConfig } from './config.js';
 import { isEventType } from './event-catalog.js';
-import { checkWebhookUrl, isPrivateAddress, WebhookRefusal } from './url-safety.js';
+import { isPrivateAddress } from './private-address.js';
+import { checkWebhookUrl, WebhookRefusal } from './url-safety.js';
 
 export interface NewWebhook {
   teamId: string;
