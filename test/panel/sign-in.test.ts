@@ -93,6 +93,17 @@ describe('panel sign-in', () => {
     expect((await copy.request('GET', '/panel')).status).toBe(302);
   });
 
+  it('ends the earlier session on the server when the same browser signs in again', async () => {
+    const visitor = new Visitor(server.baseUrl);
+    await visitor.signIn('solo@example.com', 'right-password');
+    const earlier = new Visitor(server.baseUrl);
+    earlier.cookies = new Map(visitor.cookies);
+    expect((await earlier.request('GET', '/panel')).status).toBe(200);
+    await visitor.signIn('solo@example.com', 'right-password');
+    expect((await visitor.request('GET', '/panel')).status).toBe(200);
+    expect((await earlier.request('GET', '/panel')).status).toBe(302);
+  });
+
   it('refuses sign-out without the CSRF token', async () => {
     const visitor = new Visitor(server.baseUrl);
     await visitor.signIn('solo@example.com', 'right-password');
