@@ -2,6 +2,7 @@
 // Views list only what a client needs; internal columns (pids, paths, hashes) never appear.
 import { z } from 'zod';
 import { PERMISSION_IDS } from '../src/auth/permissions.js';
+import { plainTextProblem } from '../src/core/plain-text.js';
 
 const idOf = (prefix: string, what: string) =>
   z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{20}$`), `Must be ${what} id (${prefix}_...).`).describe(`${what} id`);
@@ -10,6 +11,12 @@ export const ServiceId = idOf('svc', 'an ERP service');
 export const ServerId = idOf('srv', 'a server');
 export const BackupId = idOf('bak', 'a backup');
 export const OperationId = idOf('op', 'an operation');
+
+/** A name people give and read: 1 to 100 characters, without control or text-direction characters (src/core/plain-text.ts). */
+export const DisplayName = z.string().trim().min(1).max(100).superRefine((value, context) => {
+  const problem = plainTextProblem(value);
+  if (problem) context.addIssue({ code: 'custom', message: `M${problem.slice(1)}` });
+});
 
 export const PageInput = {
   limit: z.coerce.number().int().min(1).max(200).default(50).describe('Items per page, 1 to 200 (default 50).'),

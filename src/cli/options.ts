@@ -1,5 +1,6 @@
 // Argument parsing for the command line, on node:util parseArgs, with errors that say what to do.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { plainTextProblem } from '../core/plain-text.js';
 import { DEFAULT_POOL_SIZE, isPostgresUrl, type PostgresTarget } from '../db/dialect-postgres.js';
 import { UsageError } from './usage.js';
 
@@ -19,9 +20,12 @@ export function parseOptions<T extends OptionSpec>(args: string[], options: T, c
   }
 }
 
+/** A required option's value, trimmed; refused when it holds characters no name may (src/core/plain-text.ts). */
 export function required(values: Record<string, unknown>, name: string, command: string): string {
   const value = values[name];
   if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`${command}: --${name} is required.`);
+  const problem = plainTextProblem(value.trim());
+  if (problem) throw new UsageError(`${command}: --${name} ${problem}`);
   return value.trim();
 }
 

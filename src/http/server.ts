@@ -52,6 +52,8 @@ export async function buildHttpServer(app: App, catalog: readonly Capability[], 
   server.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('X-Content-Type-Options', 'nosniff');
     if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
+    // Nothing of ours is meant to be framed (clickjacking); CSP frame-ancestors says the same on HTML pages.
+    if (!reply.hasHeader('X-Frame-Options')) reply.header('X-Frame-Options', 'DENY');
     done(null, payload);
   });
 

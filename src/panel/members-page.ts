@@ -2,6 +2,7 @@
 // Removing a member ends their panel sessions at once; the tokens they made keep working.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app.js';
+import { plainTextProblem } from '../core/plain-text.js';
 import { countOwners, createInvitation, listMembers, listOpenInvitations, removeMember, setRole } from '../db/repositories/members.js';
 import type { Role } from '../db/tables.js';
 import { html } from './html.js';
@@ -58,6 +59,8 @@ ${invitations.length > 0 ? html`<h2>Open invitations</h2><ul>${invitations.map((
     const email = String(request.body?.email ?? '').trim().toLowerCase();
     const role = ROLES.find((candidate) => candidate === request.body?.role);
     if (!/^[^@\s]+@[^@\s]+$/.test(email) || !role) throw new PanelRefusal(422, 'Invalid invitation', 'Give an email address and a role.');
+    const emailProblem = plainTextProblem(email);
+    if (emailProblem) throw new PanelRefusal(422, 'Invalid invitation', `The email ${emailProblem}`);
     checkInvitationRole(session.team.role, role);
     const value = await createInvitation(db, { teamId: session.team.id, email, role, invitedBy: session.userId });
     panelAudit(app, { teamId: session.team.id, userId: session.userId, action: 'invite_member', outcome: 'allowed', detail: `${email} as ${role}` });

@@ -16,6 +16,7 @@ import { registerInvitationPage } from './invitation-page.js';
 import { registerMembersPage } from './members-page.js';
 import { registerOverview } from './overview.js';
 import { registerWebhooksPage } from './webhooks-page.js';
+import { refuseCrossSite } from './same-origin.js';
 import { PanelRefusal, sendRefusal } from './session-guard.js';
 import { registerSignIn } from './sign-in.js';
 
@@ -28,6 +29,8 @@ export async function registerPanel(server: FastifyInstance, app: App, oauth: OA
   await server.register(async (panel) => {
     await panel.register(fastifyCookie);
     await panel.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
+    // Before the body is read: a form posted from another site changes nothing (same-origin.ts).
+    panel.addHook('onRequest', async (request) => refuseCrossSite(request, app.publicUrl));
     panel.setErrorHandler((error, request, reply) => {
       if (error instanceof PanelRefusal) return sendRefusal(reply, error);
       request.log.error({ err: error }, 'panel error');

@@ -4,7 +4,9 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app.js';
 import { verifyPassword } from '../auth/password.js';
-import { activeTeamsOf, createSession, deleteSession, setSessionTeam, type PanelSession } from '../db/repositories/panel-sessions.js';
+import {
+  activeTeamsOf, createSession, deleteSession, deleteSessionOfCookie, setSessionTeam, type PanelSession,
+} from '../db/repositories/panel-sessions.js';
 import { findUserByEmail } from '../db/repositories/teams.js';
 import { nowIso } from '../db/ids.js';
 import { html } from './html.js';
@@ -48,6 +50,10 @@ export function registerSignIn(server: FastifyInstance, app: App): void {
       return signInForm(reply, next, 'The email or password is not right.', 401);
     }
     perEmail.succeeded(email);
+    // The browser keeps one session cookie: the session it replaces would otherwise stay valid on
+    // the server until it expires, usable by whoever copied that cookie.
+    const earlier = request.cookies[SESSION_COOKIE];
+    if (earlier) await deleteSessionOfCookie(db, earlier);
     await db.updateTable('users').set({ last_sign_in_at: nowIso() }).where('id', '=', user.id).execute();
     const onlyTeam = teams.length === 1 ? (teams[0] as { id: string }).id : null;
     const value = await createSession(db, user.id, onlyTeam);

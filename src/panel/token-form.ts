@@ -2,6 +2,7 @@
 // the current values and read back with errors a person can act on.
 import { dateInTimeZone, isValidDate } from '../auth/expiry.js';
 import { isPermissionId, PERMISSIONS, type PermissionId } from '../auth/permissions.js';
+import { plainTextProblem } from '../core/plain-text.js';
 import type { AccessSettings } from '../db/repositories/token-admin.js';
 import type { AcceptedBy } from '../db/tables.js';
 import { html, type Html } from './html.js';
@@ -25,6 +26,8 @@ export function parseTokenForm(body: FormBody, choices: Choices, timeZone: strin
   const errors: string[] = [];
   const name = String(body.name ?? '').trim();
   if (name.length === 0 || name.length > 100) errors.push('Give the token a name of 1 to 100 characters.');
+  const nameProblem = plainTextProblem(name);
+  if (nameProblem) errors.push(`The name ${nameProblem}`);
   const expiresOn = String(body.expires_on ?? '').trim() || null;
   if (expiresOn !== null && !isValidDate(expiresOn)) errors.push('"Expires on" must be a date.');
   else if (expiresOn !== null && expiresOn < dateInTimeZone(new Date(), timeZone)) errors.push('"Expires on" is in the past; choose today or later.');

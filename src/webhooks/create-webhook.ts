@@ -3,11 +3,13 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
 import type { Kysely } from 'kysely';
+import { plainTextProblem } from '../core/plain-text.js';
 import type { Database } from '../db/tables.js';
 import { insertWebhook } from '../db/repositories/webhooks.js';
 import type { WebhookConfig } from './config.js';
 import { isEventType } from './event-catalog.js';
-import { checkWebhookUrl, isPrivateAddress, WebhookRefusal } from './url-safety.js';
+import { isPrivateAddress } from './private-address.js';
+import { checkWebhookUrl, WebhookRefusal } from './url-safety.js';
 
 export interface NewWebhook {
   teamId: string;
@@ -35,6 +37,8 @@ export async function createWebhook(db: Kysely<Database>, config: WebhookConfig,
     }
   }
   if ((webhook.description ?? '').length > 200) throw new WebhookRefusal('Keep the description under 200 characters.');
+  const descriptionProblem = plainTextProblem(webhook.description ?? '');
+  if (descriptionProblem) throw new WebhookRefusal(`The description ${descriptionProblem}`);
   return insertWebhook(db, {
     teamId: webhook.teamId, url: url.toString(), description: webhook.description ?? '', eventTypes: webhook.eventTypes, allowPrivate,
   });

@@ -12,7 +12,8 @@ import {
 import type { WebhookConfig } from './config.js';
 import { nextDelayMs, parseRetryAfter } from './retry-schedule.js';
 import { signedHeaders } from './signing.js';
-import { guardedLookup, isPrivateAddress, type Lookup } from './url-safety.js';
+import { isPrivateAddress } from './private-address.js';
+import { guardedLookup, type Lookup } from './url-safety.js';
 
 export class WebhookWorker {
   private timer: NodeJS.Timeout | undefined;

@@ -1,25 +1,10 @@
 // Where webhooks may be sent. https only (http by operator setting), and never to private,
-// loopback or link-local addresses unless allowed: checked on the URL when it is saved, and on
-// the address actually connected to, after DNS resolution, at every delivery.
+// loopback or link-local addresses unless allowed (private-address.ts says which, in every
+// spelling): checked on the URL when it is saved, and on the address actually connected to,
+// after DNS resolution, at every delivery.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
-
-const PRIVATE = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) PRIVATE.addSubnet(network, prefix, 'ipv4');
-for (const [network, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) {
-  PRIVATE.addSubnet(network, prefix, 'ipv6');
-}
-
-export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return PRIVATE.check(mapped[1] as string, 'ipv4');
-  const family = isIP(address);
-  if (family === 0) return true;
-  return PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
+import { isIP } from 'node:net';
+import { isPrivateAddress } from './private-address.js';
 
 export interface UrlPolicy {
   allowHttp: boolean;
@@ -40,7 +25,8 @@ export function checkWebhookUrl(raw: string, policy: UrlPolicy): URL {
     throw new WebhookRefusal('The webhook URL must use https.');
   }
   if (url.username || url.password) throw new WebhookRefusal('The webhook URL must not contain a user name or password.');
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // "localhost." is localhost too: a trailing dot only makes the name absolute.
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   if (!policy.allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && isPrivateAddress(host)))) {
     throw new WebhookRefusal('The webhook URL points to a private, loopback or link-local address, which is not allowed.');
   }

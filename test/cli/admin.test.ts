@@ -31,6 +31,14 @@ describe('teaminfra admin', () => {
     expect(team).toMatchObject({ name: 'Acme', plan: 'business', timezone: 'Europe/Brussels' });
   });
 
+  it('refuses a name or email with a control or direction character, naming the option', async () => {
+    expect(await failing(['create-team', '--name', 'Acme\u202Egpj.exe'])).toContain('create-team: --name must not contain control characters');
+    expect(await failing(['create-server', '--team', teamId, '--name', 'eu\u001b[31m'])).toContain('(found U+001B)');
+    expect(await failing(['add-member', '--team', teamId, '--email', 'ada\u2066@example.com', '--role', 'member'])).toContain('add-member: --email must not');
+    expect(await failing(['create-webhook', '--team', teamId, '--url', 'https://hooks.example.com/', '--description', 'ops\u202E']))
+      .toContain('create-webhook: The description must not contain');
+  });
+
   it('add-member reads the password from stdin and stores only its scrypt hash', async () => {
     const { id } = await admin(dataDir, ['add-member', '--team', teamId, '--email', 'Ada@Example.com', '--role', 'owner', '--password-stdin'], 'correct horse battery\n');
     const db = openDatabase(dataDir);

@@ -3,40 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/password.js';
 import { insertTeam, upsertMember } from '../../src/db/repositories/teams.js';
 import { seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
-
-/** A minimal browser: keeps cookies, does not follow redirects. */
-class Visitor {
-  private cookies = new Map<string, string>();
-  constructor(private readonly baseUrl: string) {}
-
-  async request(method: string, path: string, form?: Record<string, string>) {
-    const response = await fetch(this.baseUrl + path, {
-      method, redirect: 'manual',
-      headers: {
-        cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      body: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const header of response.headers.getSetCookie()) {
-      const [pair] = header.split(';');
-      const [name, value] = (pair as string).split('=');
-      if (/Max-Age=0/.test(header)) this.cookies.delete(name as string);
-      else this.cookies.set(name as string, value as string);
-    }
-    return { status: response.status, location: response.headers.get('location'), headers: response.headers, text: await response.text() };
-  }
-
-  async signIn(email: string, password: string) {
-    const form = await this.request('GET', '/panel/sign-in');
-    const secret = /name="_signin" value="([^"]+)"/.exec(form.text)?.[1] as string;
-    return this.request('POST', '/panel/sign-in', { _signin: secret, email, password, next: '/panel' });
-  }
-
-  csrfFrom(text: string): string {
-    return /name="_csrf" value="([^"]+)"/.exec(text)?.[1] as string;
-  }
-}
+import { Visitor } from '../support/panel-visitor.js';
 
 describe('panel sign-in', () => {
   let server: TestServer;
@@ -121,9 +88,20 @@ describe('panel sign-in', () => {
     await visitor.signIn('solo@example.com', 'right-password');
     const overview = await visitor.request('GET', '/panel');
     const copy = new Visitor(server.baseUrl);
-    Object.assign(copy, { cookies: new Map((visitor as unknown as { cookies: Map<string, string> }).cookies) });
+    copy.cookies = new Map(visitor.cookies);
     expect((await visitor.request('POST', '/panel/sign-out', { _csrf: visitor.csrfFrom(overview.text) })).status).toBe(303);
     expect((await copy.request('GET', '/panel')).status).toBe(302);
+  });
+
+  it('ends the earlier session on the server when the same browser signs in again', async () => {
+    const visitor = new Visitor(server.baseUrl);
+    await visitor.signIn('solo@example.com', 'right-password');
+    const earlier = new Visitor(server.baseUrl);
+    earlier.cookies = new Map(visitor.cookies);
+    expect((await earlier.request('GET', '/panel')).status).toBe(200);
+    await visitor.signIn('solo@example.com', 'right-password');
+    expect((await visitor.request('GET', '/panel')).status).toBe(200);
+    expect((await earlier.request('GET', '/panel')).status).toBe(302);
   });
 
   it('refuses sign-out without the CSRF token', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkWebhookUrl, isPrivateAddress } from '../../src/webhooks/url-safety.js';
+import { checkWebhookUrl, guardedLookup, type Lookup } from '../../src/webhooks/url-safety.js';
 
 const strict = { allowHttp: false, allowPrivate: false };
 
@@ -20,16 +20,24 @@ describe('webhook URL safety', () => {
     }
   });
 
-  it('classifies addresses', () => {
-    expect(isPrivateAddress('172.16.5.4')).toBe(true);
-    expect(isPrivateAddress('172.32.0.1')).toBe(false);
-    expect(isPrivateAddress('8.8.8.8')).toBe(false);
-    expect(isPrivateAddress('2001:4860:4860::8888')).toBe(false);
-    expect(isPrivateAddress('fd00::1')).toBe(true);
+  it('refuses IPv6 URLs that carry a private IPv4 address, and other spellings of loopback', () => {
+    for (const url of ['https://[64:ff9b::7f00:1]/', 'https://[64:ff9b::10.0.0.1]/', 'https://[64:ff9b:1::a9fe:a9fe]/',
+      'https://[2002:7f00:1::1]/', 'https://[2002:a9fe:a9fe::]/', 'https://[::ffff:7f00:1]/', 'https://[::127.0.0.1]/',
+      'https://[::ffff:0:a00:1]/', 'https://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/', 'https://2130706433/', 'https://0x7f.1/',
+      'https://localhost./']) {
+      expect(() => checkWebhookUrl(url, strict), url).toThrow(/private, loopback or link-local/);
+    }
   });
 
   it('refuses credentials in the URL and garbage', () => {
     expect(() => checkWebhookUrl('https://user:pw@hooks.example.com/', strict)).toThrow(/user name or password/);
     expect(() => checkWebhookUrl('not a url', strict)).toThrow('not a valid URL');
+  });
+
+  it('refuses to connect when DNS answers with an IPv6 address that carries a private IPv4 address', async () => {
+    // A name whose AAAA record points through NAT64 at the metadata service.
+    const dns: Lookup = (_hostname, _options, callback) => callback(null, [{ address: '64:ff9b::a9fe:a9fe', family: 6 }]);
+    const error = await new Promise<NodeJS.ErrnoException | null>((resolve) => guardedLookup(false, dns)('hooks.example.com', {}, resolve));
+    expect(error?.code).toBe('EPRIVATE');
   });
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineCapability } from '../../src/core/capability.js';
 import { requestServerCreation } from '../../src/engine/requests/creations.js';
-import { OperationView } from '../schemas.js';
+import { DisplayName, OperationView } from '../schemas.js';
 import { operationView } from '../views.js';
 
 export default defineCapability({
@@ -15,7 +15,7 @@ export default defineCapability({
   target: { kind: 'team' },
   creates: 'server',
   input: z.strictObject({
-    name: z.string().trim().min(1).max(100).describe('A name people recognise, such as "eu-west-1".'),
+    name: DisplayName.describe('A name people recognise, such as "eu-west-1".'),
     capacity: z.number().int().min(1).max(200).default(20).describe('How many ERP services it can host, 1 to 200 (default 20).'),
   }),
   output: OperationView,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineCapability } from '../../src/core/capability.js';
 import { requestCopy } from '../../src/engine/requests/copies.js';
-import { OperationView, ServiceId } from '../schemas.js';
+import { DisplayName, OperationView, ServiceId } from '../schemas.js';
 import { operationView } from '../views.js';
 
 export default defineCapability({
@@ -19,7 +19,7 @@ export default defineCapability({
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({
     service_id: ServiceId.describe('The ERP service (or copy) to copy'),
-    name: z.string().trim().min(1).max(100).optional().describe('A name for the copy; by default the service\'s name with "(copy)".'),
+    name: DisplayName.optional().describe('A name for the copy; by default the service\'s name with "(copy)".'),
   }),
   output: OperationView,
   http: { method: 'POST', path: '/api/service-erp/{service_id}/copies', status: 202 },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineCapability } from '../../src/core/capability.js';
 import { requestServiceCreation } from '../../src/engine/requests/creations.js';
-import { OperationView, ServerId } from '../schemas.js';
+import { DisplayName, OperationView, ServerId } from '../schemas.js';
 import { operationView } from '../views.js';
 
 export default defineCapability({
@@ -18,7 +18,7 @@ export default defineCapability({
   creates: 'service',
   input: z.strictObject({
     server_id: ServerId,
-    name: z.string().trim().min(1).max(100).describe('A name people recognise, such as "Production ERP".'),
+    name: DisplayName.describe('A name people recognise, such as "Production ERP".'),
   }),
   output: OperationView,
   http: { method: 'POST', path: '/api/service-erp', status: 202 },

@@ -54,6 +54,11 @@ export async function deleteSession(db: Kysely<Database>, idHash: string): Promi
   await db.deleteFrom('panel_sessions').where('id_hash', '=', idHash).execute();
 }
 
+/** Ends the session a cookie value names, valid or not (a browser signing in again leaves none behind). */
+export async function deleteSessionOfCookie(db: Kysely<Database>, value: string): Promise<void> {
+  await deleteSession(db, hashOf(value));
+}
+
 export async function activeTeamsOf(db: Kysely<Database>, userId: string) {
   return db.selectFrom('memberships as m').innerJoin('teams as t', 't.id', 'm.team_id')
     .select(['t.id', 't.name', 'm.role']).where('m.user_id', '=', userId).where('m.removed_at', 'is', null)

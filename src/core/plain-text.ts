@@ -1,0 +1,25 @@
+// Names and descriptions people give (services, servers, teams, tokens, webhooks, members' emails)
+// are shown to other people: in the panel, in lists, in an assistant's context, in logs. Some
+// characters have no place there: control characters (NUL, line breaks, escape sequences), which
+// can cut or forge what is displayed, and the invisible bidirectional-text controls (such as
+// U+202E RIGHT-TO-LEFT OVERRIDE), which make text read differently from what it is
+// ("Trojan Source", CVE-2021-42574). They are refused, never silently removed.
+
+// Cc: C0 and C1 controls with NUL and DEL; Cs: lone surrogates (not text); U+061C, U+200E,
+// U+200F: direction marks; U+202A-U+202E: embeddings and overrides; U+2066-U+2069: isolates;
+// U+2028, U+2029: line and paragraph separators.
+const REFUSED = /[\p{Cc}\p{Cs}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\u2028\u2029]/u;
+
+/** The first refused character of `text` as "U+XXXX", or undefined when there is none. */
+export function refusedCharacterIn(text: string): string | undefined {
+  const found = REFUSED.exec(text)?.[0];
+  if (found === undefined) return undefined;
+  return `U+${(found.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/** The end of a sentence that starts with the field's name, or undefined when the text is acceptable. */
+export function plainTextProblem(text: string): string | undefined {
+  const found = refusedCharacterIn(text);
+  return found === undefined ? undefined
+    : `must not contain control characters or characters that change the direction of text (found ${found}).`;
+}
