@@ -113,15 +113,15 @@ async function recordFailure(
  * running again if it ran, and shows what it was before otherwise. Asked of what really runs.
  */
 async function serviceAfterFailedRestore(deps: PerformDeps, operation: OperationRow, reason: string): Promise<ServiceChange> {
-  const spec = operation.service_id ? await loadServiceSpec(deps.db.kysely, operation.service_id) : undefined;
-  const status = spec ? await deps.driver.status(spec).catch(() => undefined) : undefined;
-  if (status?.state === 'running') return { state: 'running', pid: status.pid, port: status.port, ...(status.publishedHost ? { publishedHost: status.publishedHost } : {}) };
+  const running = await runningNow(deps, operation);
+  if (running) return running;
   const { previous_state: previous } = restoreParametersOf(operation.parameters);
   // It ran before and does not now: failed, with why.
   if (previous === 'running') return { state: 'failed', reason, pid: null };
   return { state: previous, pid: null };
 }
 
+/** The service's row as what runs now, asked of the driver; undefined when nothing of it runs. */
 async function runningNow(deps: PerformDeps, operation: OperationRow): Promise<ServiceChange | undefined> {
   const spec = operation.service_id ? await loadServiceSpec(deps.db.kysely, operation.service_id) : undefined;
   const status = spec ? await deps.driver.status(spec).catch(() => undefined) : undefined;

@@ -11,8 +11,7 @@ import { DriverError, type ServerSpec } from '../driver.js';
 import { sha256OfFile } from '../local/backup-archive.js';
 import { extractSingleFile, singleFileTar } from './archives.js';
 import { createHelper } from './containers.js';
-import type { DockerApi } from './docker-api.js';
-import { DockerApi as Api, DockerError } from './docker-api.js';
+import { DockerApi, DockerError } from './docker-api.js';
 import { parseEngineAddress } from './engine-address.js';
 import { backupsVolumeName } from './labels.js';
 
@@ -46,7 +45,7 @@ export async function localBackupFile(db: Kysely<Database>, dataDir: string, bac
   if (existsSync(cached) && (await sha256OfFile(cached)) === backup.sha256) return cached;
   const server = await db.selectFrom('docker_servers').select(['docker_host']).where('server_id', '=', serverId).executeTakeFirst();
   if (!server) throw new DriverError(`The server that keeps this backup (${serverId}) is no longer a Docker server.`);
-  const api = new Api(parseEngineAddress(server.docker_host));
+  const api = new DockerApi(parseEngineAddress(server.docker_host));
   const partial = `${cached}.fetching`;
   try {
     mkdirSync(dirname(cached), { recursive: true, mode: 0o700 });

@@ -191,9 +191,9 @@ export async function listVolumes(api: DockerApi, labels: Record<string, string>
 }
 
 /**
- * A helper container of the service's image with `volume` mounted at `mountAt`: created, and
- * with `command` run to its end (its exit code and last output returned), or only created
- * (for archive transfers). Always removed by `remove`.
+ * A helper container of the service's image with the given volumes mounted, created but not
+ * started: `runHelper` runs its `command`; without one it only serves archive transfers.
+ * The caller removes it with `remove`.
  */
 export async function createHelper(
   api: DockerApi, options: { image: string; serviceId: string; serverId: string; mounts: { volume: string; at: string }[]; command?: string[] },

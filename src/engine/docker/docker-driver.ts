@@ -4,6 +4,7 @@
 // create that finds its container adopts it), and what runs is always read from the engine by
 // our labels, never assumed. Data moves through helper containers of the same image.
 import { mkdirSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { dirname } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables.js';
@@ -49,8 +50,9 @@ export class DockerDriver implements ServiceDriver {
   async provisionServer(server: ServerSpec): Promise<{ rootDir: string }> {
     // The engine answers and has the image (the bundled one is built there if missing), or a sentence says which is wrong.
     await this.options.engines.contractOf(server);
-    await ensureVolume(this.options.engines.engineOf(server).api, backupsVolumeName(server.id), labelsOf({ serverId: server.id, role: 'backups' }));
-    return { rootDir: this.options.engines.engineOf(server).address.text };
+    const { api, address } = this.options.engines.engineOf(server);
+    await ensureVolume(api, backupsVolumeName(server.id), labelsOf({ serverId: server.id, role: 'backups' }));
+    return { rootDir: address.text };
   }
 
   async provision(service: ServiceSpec): Promise<void> {
@@ -263,7 +265,7 @@ export class DockerDriver implements ServiceDriver {
    * service keeps running. Without: the service is stopped while its files are read, then started again.
    */
   private async snapshotInto<T>(
-    api: DockerApi, contract: ImageContract, service: ServiceSpec, volume: string, consume: (tar: NodeJS.ReadableStream & import('node:stream').Readable) => Promise<T>,
+    api: DockerApi, contract: ImageContract, service: ServiceSpec, volume: string, consume: (tar: Readable) => Promise<T>,
   ): Promise<T> {
     // A service made by the operator's create-service has no volume until its first operation.
     await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
@@ -291,7 +293,7 @@ export class DockerDriver implements ServiceDriver {
     }
   }
 
-  private async putIntoVolume(api: DockerApi, contract: ImageContract, service: ServiceSpec, volume: string, tar: import('node:stream').Readable): Promise<void> {
+  private async putIntoVolume(api: DockerApi, contract: ImageContract, service: ServiceSpec, volume: string, tar: Readable): Promise<void> {
     const helper = await createHelper(api, { image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }] });
     try {
       await api.upload('PUT', `/containers/${helper.id}/archive`, tar, 'application/x-tar', { query: { path: contract.dataDir }, timeoutMs: HELPER_TIMEOUT_MS });
