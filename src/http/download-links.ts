@@ -10,22 +10,26 @@ import { deliversLastByte, sendFile } from './send-file.js';
 
 export function registerDownloadLinks(server: FastifyInstance, deps: CoreDeps): void {
   const db = deps.db.kysely;
-  // Links whose last byte this node has sent but whose spending is still being written: without
-  // this, a client quick enough could fetch the file again in between.
-  const spending = new Set<string>();
+  // Links with a response carrying their last byte under way on this node, until its spending is
+  // written. They are held from the moment such a response starts, not from when it finishes: the
+  // client can read the last byte (and ask again) before this process sees 'finish', so marking
+  // them only then would let a quick client fetch a spent link a second time.
+  const finishing = new Set<string>();
 
   server.get<{ Params: { link: string } }>('/downloads/:link', async (request, reply) => {
-    const usedUpHere = spending.has(request.params.link);
-    const link = usedUpHere ? undefined : await findUsableDownloadLink(db, request.params.link);
-    if (!link) {
+    const value = request.params.link;
+    const link = finishing.has(value) ? undefined : await findUsableDownloadLink(db, value);
+    if (!link || finishing.has(value)) {
       return sendProblem(reply, new AppError('not_found', 'This download link is unknown, already used or expired. Ask for a new one.'));
     }
     if (request.method === 'GET') {
       await startDownload(db, link.idHash);
       if (deliversLastByte(request, link.file)) {
-        reply.raw.once('finish', () => {
-          spending.add(request.params.link);
-          void spendDownloadLink(db, link.idHash).finally(() => spending.delete(request.params.link));
+        finishing.add(value);
+        // An interrupted response leaves the link usable (to resume); a complete one spends it.
+        reply.raw.once('close', () => {
+          if (!reply.raw.writableFinished) finishing.delete(value);
+          else void spendDownloadLink(db, link.idHash).finally(() => finishing.delete(value));
         });
       }
     }
