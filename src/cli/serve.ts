@@ -7,6 +7,8 @@ import { describePostgresUrl } from '../db/dialect-postgres.js';
 import { defaultNodeName, NODE_NAME } from '../engine/node-name.js';
 import { dataLocationOf, leaseMsFromEnv, parseOptions } from './options.js';
 import { secureDataDir } from './secure-data-dir.js';
+import { sealStoredSecrets } from '../secrets/seal-stored-secrets.js';
+import { loadSecretsKeys } from '../secrets/secrets-key.js';
 import { UsageError } from './usage.js';
 
 export async function runServe(args: string[]): Promise<void> {
@@ -26,12 +28,21 @@ export async function runServe(args: string[]): Promise<void> {
   secureDataDir(location.dataDir, { tighten: true });
   const databaseName = location.database ? `PostgreSQL ${describePostgresUrl(location.database.url)}` : `SQLite in ${location.dataDir}`;
 
-  const app = createApp({ ...defaultConfig(location.dataDir), database: location.database, engine: { node, ...leaseMsFromEnv() } }, (error, capability) =>
+  const secretsKeys = loadSecretsKeys(location.dataDir);
+  const app = createApp({
+    ...defaultConfig(location.dataDir), database: location.database, engine: { node, ...leaseMsFromEnv() }, secretsKeys,
+  }, (error, capability) =>
     console.error(JSON.stringify({ level: 'error', msg: 'internal error', capability, reason: error.internalReason })));
   // PostgreSQL connects on first use: fail here, with the address, rather than on the first request.
   await app.db.ready().catch(async (error: Error) => {
     await app.close().catch(() => undefined);
     throw new Error(`serve: cannot use the database (${databaseName}): ${error.message}`);
+  });
+  // Before anything is served: a node with another key stops here; secrets still in clear (an
+  // earlier version) or sealed with a previous key are sealed with the current one.
+  await sealStoredSecrets(app.db, app.secrets).catch(async (error: Error) => {
+    await app.close().catch(() => undefined);
+    throw new Error(`serve: ${error.message}`);
   });
   const demo = values.demo ? await seedDemoIfEmpty(app.db.kysely) : undefined;
   // The mail catcher first: copies started by the engine send their mail to it.

@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { insertWebhook } from '../db/repositories/webhooks.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import type { WebhookConfig } from './config.js';
 import { isEventType } from './event-catalog.js';
 import { checkWebhookUrl, isPrivateAddress, WebhookRefusal } from './url-safety.js';
@@ -19,7 +20,7 @@ export interface NewWebhook {
   allowPrivate?: boolean;
 }
 
-export async function createWebhook(db: Kysely<Database>, config: WebhookConfig, webhook: NewWebhook) {
+export async function createWebhook(db: Kysely<Database>, config: WebhookConfig, secrets: SecretBox, webhook: NewWebhook) {
   const allowPrivate = config.allowPrivate || Boolean(webhook.allowPrivate);
   const url = checkWebhookUrl(webhook.url, { allowHttp: config.allowHttp || allowPrivate, allowPrivate });
   if (webhook.eventTypes !== '*') {
@@ -35,7 +36,7 @@ export async function createWebhook(db: Kysely<Database>, config: WebhookConfig,
     }
   }
   if ((webhook.description ?? '').length > 200) throw new WebhookRefusal('Keep the description under 200 characters.');
-  return insertWebhook(db, {
+  return insertWebhook(db, secrets, {
     teamId: webhook.teamId, url: url.toString(), description: webhook.description ?? '', eventTypes: webhook.eventTypes, allowPrivate,
   });
 }
