@@ -3,6 +3,7 @@ import { createApp, defaultConfig } from '../app.js';
 import { buildHttpServer } from '../http/server.js';
 import { catalog } from '../../tools/index.js';
 import { seedDemoIfEmpty } from './demo.js';
+import { makeDemoCopy } from './demo-copy.js';
 import { describePostgresUrl } from '../db/dialect-postgres.js';
 import { defaultNodeName, NODE_NAME } from '../engine/node-name.js';
 import { dataLocationOf, leaseMsFromEnv, parseOptions } from './options.js';
@@ -55,6 +56,8 @@ export async function runServe(args: string[]): Promise<void> {
   // /mcp answers to loopback names, the address it listens on, and the names the operator lists.
   const allowedHosts = [host, ...(process.env.TEAMINFRA_ALLOWED_HOSTS?.split(',').map((name) => name.trim()).filter(Boolean) ?? [])];
   const server = await buildHttpServer(app, catalog, { logger: { level: process.env.LOG_LEVEL ?? 'info' }, allowedHosts });
+  // Before the address is printed, so that the demo's first caught email is there to read.
+  const demoCopy = demo && await makeDemoCopy(server, demo.token, demo.productionId).catch((error: Error) => error);
   const address = await server.listen({ port, host });
 
   // One write, so whoever watches for the "serving on" line also has the lines after it.
@@ -73,8 +76,12 @@ export async function runServe(args: string[]): Promise<void> {
       `  team:          ${demo.teamId}`,
       `  owner sign-in: ${demo.ownerEmail} / ${demo.ownerPassword}`,
       `  API token:     ${demo.token}`,
+      demoCopy instanceof Error
+        ? `  staging copy:  not made (${demoCopy.message})`
+        : `  staging copy:  ${demoCopy?.copyId} (running; its mail catcher holds a password-reset email)`,
       '',
       `Try: curl -H "Authorization: Bearer ${demo.token}" -H "Accept: application/json" ${address}/api/service-erp`,
+      ...(demoCopy instanceof Error ? [] : [`     curl -H "Authorization: Bearer ${demo.token}" ${address}/api/service-erp/${demoCopy?.copyId}/emails`]),
     );
   }
   process.stdout.write(lines.join('\n') + '\n');

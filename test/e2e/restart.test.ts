@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.js';
 import { admin, startServe, type ServeProcess } from '../support/cli.js';
 import { getJson, tempDataDir } from '../support/fixtures.js';
+import { killProcessesMatching } from '../engine/support/engine-http.js';
 
 async function dumpEveryTable(dataDir: string): Promise<Record<string, unknown[]>> {
   const db = openDatabase(dataDir);
@@ -24,6 +25,8 @@ describe('teaminfra serve restart', () => {
   let serve: ServeProcess | undefined;
   afterAll(async () => {
     await serve?.stop('SIGKILL');
+    // The demo's staging copy runs as its own process, detached from serve on purpose.
+    await killProcessesMatching(dataDir);
     rmSync(dataDir, { recursive: true, force: true });
   });
 
