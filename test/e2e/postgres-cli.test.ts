@@ -101,8 +101,10 @@ describe('teaminfra on PostgreSQL', () => {
     serve = undefined;
 
     const rowsAfter = await dumpEveryTable(db);
+    // The fan-out of the demo's events (its staging copy's) to webhooks may happen on either side of the restart.
     const withoutLastUsed = (dump: Record<string, unknown[]>) => ({
       ...dump, api_tokens: dump.api_tokens?.map((row) => ({ ...(row as object), last_used_at: null, last_used_channel: null })),
+      events: dump.events?.map((row) => ({ ...(row as object), dispatched_at: null })),
     });
     expect(withoutLastUsed(rowsAfter)).toEqual(withoutLastUsed(rowsBefore));
     expect((rowsAfter.__columns ?? []).length).toBeGreaterThan(100);
