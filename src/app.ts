@@ -6,9 +6,9 @@ import type { DatabaseOptions, Db } from './db/connect.js';
 import { createEngine, type Engine, type EngineConfig } from './engine/engine.js';
 import { rateLimitFromEnv, type RateLimitConfig } from './http/rate-limit.js';
 import { MailCatcher } from './mail/mail-catcher.js';
+import { mailConfigFromEnv, type MailConfig } from './mail/mail-config.js';
 import { SecretBox } from './secrets/secret-box.js';
 import { loadSecretsKeys, type SecretsKeys } from './secrets/secrets-key.js';
-import { mailConfigFromEnv, type MailConfig } from './mail/mail-config.js';
 import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config.js';
 import { WebhookWorker } from './webhooks/delivery-worker.js';
 

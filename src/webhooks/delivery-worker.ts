@@ -94,7 +94,7 @@ export class WebhookWorker {
       if (thrown instanceof UnsealError) {
         // The operator's problem (a node without the right secrets key), told in the log; the team sees a sentence.
         console.error(`webhook worker: cannot sign for webhook ${delivery.webhook_id}: ${thrown.message}`);
-        error = 'The delivery could not be signed on this server; it will be tried again.';
+        error = 'The delivery could not be signed on this server; the operator has been told why.';
       } else {
         error = describe(thrown);
       }
