@@ -214,7 +214,8 @@ CREATE TABLE IF NOT EXISTS webhooks (
   url                TEXT NOT NULL,
   description        TEXT NOT NULL DEFAULT '',
   event_types        TEXT NOT NULL DEFAULT '*',
-  -- Signing needs the secret itself; it is shown to the team once.
+  -- Signing needs the secret itself; it is shown to the team once. Both secrets are sealed with
+  -- the secrets key, which is not in the database (src/secrets).
   secret             TEXT NOT NULL,
   previous_secret    TEXT,
   previous_secret_expires_at TEXT,
@@ -335,3 +336,10 @@ CREATE INDEX IF NOT EXISTS oauth_records_user_code ON oauth_records (user_code);
 CREATE INDEX IF NOT EXISTS oauth_records_uid ON oauth_records (uid);
 CREATE INDEX IF NOT EXISTS oauth_records_token ON oauth_records (token_id);
 CREATE INDEX IF NOT EXISTS oauth_records_expiry ON oauth_records (expires_at);
+
+-- Which key seals the secrets kept here (src/secrets): a known value sealed with it, so that a
+-- process given another key refuses to start rather than fail at its first webhook delivery.
+CREATE TABLE IF NOT EXISTS secrets_key_check (
+  id      TEXT PRIMARY KEY,
+  sealed  TEXT NOT NULL
+);

@@ -7,6 +7,8 @@ import { createEngine, type Engine, type EngineConfig } from './engine/engine.js
 import { rateLimitFromEnv, type RateLimitConfig } from './http/rate-limit.js';
 import { MailCatcher } from './mail/mail-catcher.js';
 import { mailConfigFromEnv, type MailConfig } from './mail/mail-config.js';
+import { SecretBox } from './secrets/secret-box.js';
+import { loadSecretsKeys, type SecretsKeys } from './secrets/secrets-key.js';
 import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config.js';
 import { WebhookWorker } from './webhooks/delivery-worker.js';
 
@@ -22,6 +24,8 @@ export interface AppConfig {
   engine?: Partial<EngineConfig>;
   mail: MailConfig;
   webhooks: WebhookConfig;
+  /** The keys that seal secrets in the database; default: TEAMINFRA_SECRETS_KEY(_PREVIOUS), else `dataDir`/secrets.key. */
+  secretsKeys?: SecretsKeys;
 }
 
 export interface App extends CoreDeps {
@@ -33,6 +37,8 @@ export interface App extends CoreDeps {
   mailCatcher: MailCatcher;
   /** Delivers webhook events. Not started by createApp: `serve` starts it. */
   webhooks: WebhookWorker;
+  /** Seals and reveals the secrets kept in the database (webhook secrets, the sign-in server's keys). */
+  secrets: SecretBox;
   close(): Promise<void>;
 }
 
@@ -45,6 +51,7 @@ export function defaultConfig(dataDir: string): AppConfig {
 export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInternalError']): App {
   const core = openCore(config.dataDir, config.database, onInternalError);
   const { db, audit } = core;
+  const secrets = new SecretBox(config.secretsKeys ?? loadSecretsKeys(config.dataDir));
   const mailCatcher = new MailCatcher(db.kysely, config.dataDir, config.mail);
   // Copies send their mail to the catcher; its port is known only once `serve` has started it.
   const copyMailRelay = () => (mailCatcher.port > 0 ? `${config.mail.host}:${mailCatcher.port}` : null);
@@ -54,7 +61,7 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
     return process.env.TEAMINFRA_SMTP_ADDRESS_FOR_CONTAINERS || `host.docker.internal:${mailCatcher.port}`;
   };
   const engine = createEngine(db, { copyMailRelay, containerMailRelay, ...config.engine });
-  const webhooks = new WebhookWorker(db.kysely, config.webhooks);
+  const webhooks = new WebhookWorker(db.kysely, config.webhooks, secrets);
   return {
     db,
     audit,
@@ -63,6 +70,7 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
     engine,
     mailCatcher,
     webhooks,
+    secrets,
     async close() {
       // Detaches running services (src/engine/README.md): they keep running and are adopted next start.
       await engine.close();

@@ -19,11 +19,15 @@ import { createDockerServer, DOCKER_COMMANDS } from './docker-commands.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
 import { webhookConfigFromEnv } from '../webhooks/config.js';
 import { WebhookRefusal } from '../webhooks/url-safety.js';
+import { SecretBox } from '../secrets/secret-box.js';
+import { checkSecretsKey } from '../secrets/seal-stored-secrets.js';
+import { loadSecretsKeys } from '../secrets/secrets-key.js';
 
 const PLANS: readonly Plan[] = ['free', 'starter', 'business', 'enterprise'];
 const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
 
-type Handler = (db: Kysely<Database>, args: string[], stdin: () => Promise<string>) => Promise<object>;
+/** `secrets()` gives the box that seals webhook secrets, once the database is known to use its key. */
+type Handler = (db: Kysely<Database>, args: string[], stdin: () => Promise<string>, secrets: () => Promise<SecretBox>) => Promise<object>;
 
 const COMMANDS: Record<string, Handler> = {
   ...DOCKER_COMMANDS,
@@ -138,14 +142,14 @@ const COMMANDS: Record<string, Handler> = {
     await operatorAudit(db, teamId, 'remove_member', 'user', member.user_id);
     return { removed: true };
   },
-  'create-webhook': async (db, args) => {
+  'create-webhook': async (db, args, _stdin, secrets) => {
     const values = parseOptions(args, {
       team: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, 'allow-private': { type: 'boolean' },
       description: { type: 'string' },
     }, 'create-webhook');
     const teamId = await existingTeam(db, required(values, 'team', 'create-webhook'));
     try {
-      const webhook = await createWebhook(db, webhookConfigFromEnv(), {
+      const webhook = await createWebhook(db, webhookConfigFromEnv(), await secrets(), {
         teamId, url: required(values, 'url', 'create-webhook'), description: values.description,
         eventTypes: listOption(values.events) ?? '*', allowPrivate: Boolean(values['allow-private']),
       });
@@ -169,8 +173,13 @@ export async function runAdmin(args: string[], stdin: () => Promise<string>): Pr
   const location = dataLocationOf(common);
   if (!location.database) secureDataDir(location.dataDir, { tighten: false });
   const db = openDatabase(location.dataDir, location.database);
+  const secrets = async () => {
+    const box = new SecretBox(loadSecretsKeys(location.dataDir));
+    await checkSecretsKey(db.kysely, box);
+    return box;
+  };
   try {
-    return await handler(db.kysely, rest, stdin);
+    return await handler(db.kysely, rest, stdin, secrets);
   } finally {
     await db.close();
   }

@@ -1,6 +1,7 @@
 // `npm start` on a fresh checkout: a demo team on the Starter plan with a server, two ERP
-// services and a copy, an owner and a full-access token. Seeded only into an empty database,
-// so the token and password are printed once and never again.
+// services, an owner and a full-access token. Seeded only into an empty database, so the token
+// and password are printed once and never again. Its staging copy is made once the server runs,
+// through the API (demo-copy.ts).
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { hashPassword } from '../auth/password.js';
@@ -15,6 +16,8 @@ export interface DemoSeed {
   ownerEmail: string;
   ownerPassword: string;
   token: string;
+  /** The service the demo's staging copy is made of. */
+  productionId: string;
 }
 
 export async function seedDemoIfEmpty(db: Kysely<Database>): Promise<DemoSeed | undefined> {
@@ -27,10 +30,9 @@ export async function seedDemoIfEmpty(db: Kysely<Database>): Promise<DemoSeed | 
   const serverId = await insertServer(db, { teamId, name: 'local-1' });
   const productionId = await insertService(db, { teamId, serverId, name: 'Production ERP' });
   await insertService(db, { teamId, serverId, name: 'Accounting ERP' });
-  await insertService(db, { teamId, serverId, name: 'Production ERP (staging copy)', parentId: productionId });
   const token = await createToken(db, {
     teamId, name: 'Demo full-access token', source: 'panel', acceptedBy: 'both', fullAccess: true, permissions: [],
     serviceIds: null, serverIds: null, expiresOn: null, createdByUserId: ownerId,
   });
-  return { teamId, ownerEmail, ownerPassword, token: token.value };
+  return { teamId, ownerEmail, ownerPassword, token: token.value, productionId };
 }

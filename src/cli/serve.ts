@@ -3,10 +3,13 @@ import { createApp, defaultConfig } from '../app.js';
 import { buildHttpServer } from '../http/server.js';
 import { catalog } from '../../tools/index.js';
 import { seedDemoIfEmpty } from './demo.js';
+import { makeDemoCopy } from './demo-copy.js';
 import { describePostgresUrl } from '../db/dialect-postgres.js';
 import { defaultNodeName, NODE_NAME } from '../engine/node-name.js';
 import { dataLocationOf, leaseMsFromEnv, parseOptions } from './options.js';
 import { secureDataDir } from './secure-data-dir.js';
+import { sealStoredSecrets } from '../secrets/seal-stored-secrets.js';
+import { loadSecretsKeys } from '../secrets/secrets-key.js';
 import { UsageError } from './usage.js';
 import { engineAddressOption } from './docker-commands.js';
 
@@ -28,12 +31,21 @@ export async function runServe(args: string[]): Promise<void> {
   secureDataDir(location.dataDir, { tighten: true });
   const databaseName = location.database ? `PostgreSQL ${describePostgresUrl(location.database.url)}` : `SQLite in ${location.dataDir}`;
 
-  const app = createApp({ ...defaultConfig(location.dataDir), database: location.database, engine: { node, newServersDockerHost: dockerHost, ...leaseMsFromEnv() } }, (error, capability) =>
+  const secretsKeys = loadSecretsKeys(location.dataDir);
+  const app = createApp({
+    ...defaultConfig(location.dataDir), database: location.database, engine: { node, newServersDockerHost: dockerHost, ...leaseMsFromEnv() }, secretsKeys,
+  }, (error, capability) =>
     console.error(JSON.stringify({ level: 'error', msg: 'internal error', capability, reason: error.internalReason })));
   // PostgreSQL connects on first use: fail here, with the address, rather than on the first request.
   await app.db.ready().catch(async (error: Error) => {
     await app.close().catch(() => undefined);
     throw new Error(`serve: cannot use the database (${databaseName}): ${error.message}`);
+  });
+  // Before anything is served: a node with another key stops here; secrets still in clear (an
+  // earlier version) or sealed with a previous key are sealed with the current one.
+  await sealStoredSecrets(app.db, app.secrets).catch(async (error: Error) => {
+    await app.close().catch(() => undefined);
+    throw new Error(`serve: ${error.message}`);
   });
   const demo = values.demo ? await seedDemoIfEmpty(app.db.kysely) : undefined;
   // The mail catcher first: copies started by the engine send their mail to it.
@@ -46,6 +58,8 @@ export async function runServe(args: string[]): Promise<void> {
   // /mcp answers to loopback names, the address it listens on, and the names the operator lists.
   const allowedHosts = [host, ...(process.env.TEAMINFRA_ALLOWED_HOSTS?.split(',').map((name) => name.trim()).filter(Boolean) ?? [])];
   const server = await buildHttpServer(app, catalog, { logger: { level: process.env.LOG_LEVEL ?? 'info' }, allowedHosts });
+  // Before the address is printed, so that the demo's first caught email is there to read.
+  const demoCopy = demo && await makeDemoCopy(server, demo.token, demo.productionId).catch((error: Error) => error);
   const address = await server.listen({ port, host });
 
   // One write, so whoever watches for the "serving on" line also has the lines after it.
@@ -64,8 +78,12 @@ export async function runServe(args: string[]): Promise<void> {
       `  team:          ${demo.teamId}`,
       `  owner sign-in: ${demo.ownerEmail} / ${demo.ownerPassword}`,
       `  API token:     ${demo.token}`,
+      demoCopy instanceof Error
+        ? `  staging copy:  not made (${demoCopy.message})`
+        : `  staging copy:  ${demoCopy?.copyId} (running; its mail catcher holds a password-reset email)`,
       '',
       `Try: curl -H "Authorization: Bearer ${demo.token}" -H "Accept: application/json" ${address}/api/service-erp`,
+      ...(demoCopy instanceof Error ? [] : [`     curl -H "Authorization: Bearer ${demo.token}" ${address}/api/service-erp/${demoCopy?.copyId}/emails`]),
     );
   }
   process.stdout.write(lines.join('\n') + '\n');

@@ -118,6 +118,10 @@ export interface OAuthRecordsTable {
   token_id: string | null; expires_at: string | null; consumed_at: string | null;
 }
 
+export interface SecretsKeyCheckTable {
+  id: string; sealed: string;
+}
+
 export interface Database {
   teams: TeamsTable;
   users: UsersTable;
@@ -141,4 +145,5 @@ export interface Database {
   invitations: InvitationsTable;
   download_links: DownloadLinksTable;
   oauth_records: OAuthRecordsTable;
+  secrets_key_check: SecretsKeyCheckTable;
 }

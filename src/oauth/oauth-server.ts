@@ -39,7 +39,7 @@ export class OAuthServer {
 
   private async create(base: string): Promise<OAuthInstance> {
     // Shared by every issuer; a failed load is tried again by the next request.
-    this.secrets ??= loadServerSecrets(this.app.db.kysely).catch((error: unknown) => {
+    this.secrets ??= loadServerSecrets(this.app.db.kysely, this.app.secrets).catch((error: unknown) => {
       this.secrets = undefined;
       throw error;
     });

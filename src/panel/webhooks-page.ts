@@ -80,7 +80,7 @@ ${webhooks.map((hook) => html`<tr><td><a href="${BASE}/${hook.id}">${hook.url}</
     const body = request.body ?? {};
     const types = body.types === undefined ? [] : Array.isArray(body.types) ? body.types : [body.types];
     try {
-      const created = await createWebhook(db, config, {
+      const created = await createWebhook(db, config, app.secrets, {
         teamId: session.team.id, url: String(body.url ?? '').trim(), description: String(body.description ?? '').trim(),
         eventTypes: body.events === 'selected' ? types : '*',
       });
@@ -136,7 +136,7 @@ ${deliveries.map((delivery) => html`<tr data-delivery-id="${delivery.id}"><td><c
     if (!session) return reply;
     requireCsrf(session, request);
     const hook = await ownWebhook(session, request.params.id);
-    const secret = await rotateWebhookSecret(db, hook.id);
+    const secret = await rotateWebhookSecret(db, app.secrets, hook.id);
     audit(session, 'rotate_webhook_secret', hook.id);
     return sendPage(reply, secretShownOnce(session, hook.id, secret, 'Signing secret rotated'));
   });

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import { plainTextProblem } from '../core/plain-text.js';
 import type { Database } from '../db/tables.js';
 import { insertWebhook } from '../db/repositories/webhooks.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import type { WebhookConfig } from './config.js';
 import { isEventType } from './event-catalog.js';
 import { isPrivateAddress } from './private-address.js';
@@ -21,7 +22,7 @@ export interface NewWebhook {
   allowPrivate?: boolean;
 }
 
-export async function createWebhook(db: Kysely<Database>, config: WebhookConfig, webhook: NewWebhook) {
+export async function createWebhook(db: Kysely<Database>, config: WebhookConfig, secrets: SecretBox, webhook: NewWebhook) {
   const allowPrivate = config.allowPrivate || Boolean(webhook.allowPrivate);
   const url = checkWebhookUrl(webhook.url, { allowHttp: config.allowHttp || allowPrivate, allowPrivate });
   if (webhook.eventTypes !== '*') {
@@ -39,7 +40,7 @@ export async function createWebhook(db: Kysely<Database>, config: WebhookConfig,
   if ((webhook.description ?? '').length > 200) throw new WebhookRefusal('Keep the description under 200 characters.');
   const descriptionProblem = plainTextProblem(webhook.description ?? '');
   if (descriptionProblem) throw new WebhookRefusal(`The description ${descriptionProblem}`);
-  return insertWebhook(db, {
+  return insertWebhook(db, secrets, {
     teamId: webhook.teamId, url: url.toString(), description: webhook.description ?? '', eventTypes: webhook.eventTypes, allowPrivate,
   });
 }

@@ -7,8 +7,9 @@ import type { Kysely } from 'kysely';
 import { Agent, request } from 'undici';
 import type { Database } from '../db/tables.js';
 import {
-  claimDueDeliveries, dispatchEvents, markWebhookHealth, recordAttempt, setWebhookEnabled, type ClaimedDelivery,
+  claimDueDeliveries, dispatchEvents, markWebhookHealth, recordAttempt, setWebhookEnabled, webhookSecretContext, type ClaimedDelivery,
 } from '../db/repositories/webhooks.js';
+import { UnsealError, type SecretBox } from '../secrets/secret-box.js';
 import type { WebhookConfig } from './config.js';
 import { nextDelayMs, parseRetryAfter } from './retry-schedule.js';
 import { signedHeaders } from './signing.js';
@@ -22,7 +23,9 @@ export class WebhookWorker {
   private readonly owner = `webhooks-${process.pid}-${randomBytes(4).toString('hex')}`;
   private readonly agents: Record<'guarded' | 'open', Agent>;
 
-  constructor(private readonly db: Kysely<Database>, private readonly config: WebhookConfig, lookup?: Lookup) {
+  constructor(
+    private readonly db: Kysely<Database>, private readonly config: WebhookConfig, private readonly secrets: SecretBox, lookup?: Lookup,
+  ) {
     this.agents = {
       guarded: new Agent({ connect: { lookup: guardedLookup(false, lookup) as never } }),
       open: new Agent({ connect: { lookup: guardedLookup(true, lookup) as never } }),
@@ -69,15 +72,12 @@ export class WebhookWorker {
       return;
     }
     const allowPrivate = this.config.allowPrivate || delivery.allow_private === 1;
-    const secrets = [delivery.secret];
-    if (delivery.previous_secret && delivery.previous_secret_expires_at && delivery.previous_secret_expires_at > new Date().toISOString()) {
-      secrets.push(delivery.previous_secret);
-    }
     let status: number | null = null;
     let excerpt: string | null = null;
     let error: string | null = null;
     let retryAfter: number | undefined;
     try {
+      const secrets = signingSecretsOfDelivery(this.secrets, delivery);
       const url = new URL(delivery.url);
       const host = url.hostname.replace(/^\[|\]$/g, '');
       // An address written in the URL is connected to without a lookup, so it is checked here.
@@ -92,7 +92,13 @@ export class WebhookWorker {
       retryAfter = parseRetryAfter(headerText(response.headers['retry-after']));
       excerpt = await readCapped(response.body, this.config.excerptBytes);
     } catch (thrown) {
-      error = describe(thrown);
+      if (thrown instanceof UnsealError) {
+        // The operator's problem (a node without the right secrets key), told in the log; the team sees a sentence.
+        console.error(`webhook worker: cannot sign for webhook ${delivery.webhook_id}: ${thrown.message}`);
+        error = 'The delivery could not be signed on this server; the operator has been told why.';
+      } else {
+        error = describe(thrown);
+      }
     }
     const durationMs = Date.now() - started;
     const now = new Date();
@@ -118,6 +124,16 @@ export class WebhookWorker {
         `Deliveries have failed since ${new Date(failingSince).toISOString().slice(0, 16).replace('T', ' ')} UTC, so the webhook was disabled. Fix the endpoint, then enable it again.`);
     }
   }
+}
+
+/** The secrets that sign a delivery: the webhook's, and during a rotation its previous one too. */
+function signingSecretsOfDelivery(box: SecretBox, delivery: ClaimedDelivery): string[] {
+  const context = webhookSecretContext(delivery.webhook_id);
+  const secrets = [box.reveal(delivery.secret, context)];
+  if (delivery.previous_secret && delivery.previous_secret_expires_at && delivery.previous_secret_expires_at > new Date().toISOString()) {
+    secrets.push(box.reveal(delivery.previous_secret, context));
+  }
+  return secrets;
 }
 
 function headerText(value: string | string[] | undefined): string | undefined {

@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertEvent } from '../../src/db/repositories/events.js';
 import { insertTeam } from '../../src/db/repositories/teams.js';
 import { claimDueDeliveries, dispatchEvents, insertWebhook } from '../../src/db/repositories/webhooks.js';
+import { SecretBox } from '../../src/secrets/secret-box.js';
+import { loadSecretsKeys } from '../../src/secrets/secrets-key.js';
 import { openTestDatabase, testEngine, type TestDatabase } from '../support/database.js';
 
 const engine = testEngine();
@@ -18,8 +20,9 @@ describe(`webhook queue claims (${engine})`, () => {
     const db = database.db.kysely;
     teamId = await insertTeam(db, { name: 'Hooks', plan: 'starter', timezone: 'UTC' });
     webhookIds = [];
+    const secrets = new SecretBox(loadSecretsKeys(database.dataDir));
     for (const url of ['https://a.example/hook', 'https://b.example/hook']) {
-      webhookIds.push((await insertWebhook(db, { teamId, url, description: '', eventTypes: '*', allowPrivate: false })).id);
+      webhookIds.push((await insertWebhook(db, secrets, { teamId, url, description: '', eventTypes: '*', allowPrivate: false })).id);
     }
   });
   afterAll(async () => { await database.close(); });

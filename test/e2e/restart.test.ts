@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.js';
 import { admin, startServe, type ServeProcess } from '../support/cli.js';
 import { getJson, tempDataDir } from '../support/fixtures.js';
+import { killProcessesMatching } from '../engine/support/engine-http.js';
 
 async function dumpEveryTable(dataDir: string): Promise<Record<string, unknown[]>> {
   const db = openDatabase(dataDir);
@@ -24,6 +25,8 @@ describe('teaminfra serve restart', () => {
   let serve: ServeProcess | undefined;
   afterAll(async () => {
     await serve?.stop('SIGKILL');
+    // The demo's staging copy runs as its own process, detached from serve on purpose.
+    await killProcessesMatching(dataDir);
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -47,10 +50,12 @@ describe('teaminfra serve restart', () => {
     expect(await serve.stop()).toBe(0);
 
     const rowsAfter = await dumpEveryTable(dataDir);
-    // Only the token's last-used time may move; everything else is as it was.
+    // Only the token's last-used time may move, and when the demo's events (its staging copy's)
+    // were fanned out to webhooks, on either side of the restart; everything else is as it was.
     const withoutLastUsed = (dump: Record<string, unknown[]>) => ({
       ...dump,
       api_tokens: dump.api_tokens?.map((row) => ({ ...(row as object), last_used_at: null })),
+      events: dump.events?.map((row) => ({ ...(row as object), dispatched_at: null })),
     });
     expect(withoutLastUsed(rowsAfter)).toEqual(withoutLastUsed(rowsBefore));
     expect(rowsAfter.teams).toHaveLength(1);

@@ -44,8 +44,8 @@ describe('webhook delivery', () => {
 
   it('delivers an event signed per Standard Webhooks, which the receiver verifies', async () => {
     receiver = await startReceiver();
-    const hook = await createWebhook(server.app.db.kysely, config, { teamId: team.teamId, url: receiver.url, eventTypes: ['service.started'], allowPrivate: true });
-    worker = new WebhookWorker(server.app.db.kysely, config);
+    const hook = await createWebhook(server.app.db.kysely, config, server.app.secrets, { teamId: team.teamId, url: receiver.url, eventTypes: ['service.started'], allowPrivate: true });
+    worker = new WebhookWorker(server.app.db.kysely, config, server.app.secrets);
     const eventId = await insertEvent(server.app.db.kysely, { teamId: team.teamId, type: 'service.started', data: { service: { id: team.serviceIds[0] } } });
     await insertEvent(server.app.db.kysely, { teamId: team.teamId, type: 'service.stopped', data: {} });
     worker.start();
@@ -65,8 +65,8 @@ describe('webhook delivery', () => {
   it('retries a 500 with the same webhook-id, then succeeds', async () => {
     receiver = await startReceiver();
     receiver.script.push({ status: 500, body: 'boom' });
-    const hook = await createWebhook(server.app.db.kysely, config, { teamId: team.teamId, url: receiver.url, eventTypes: '*', allowPrivate: true });
-    worker = new WebhookWorker(server.app.db.kysely, config);
+    const hook = await createWebhook(server.app.db.kysely, config, server.app.secrets, { teamId: team.teamId, url: receiver.url, eventTypes: '*', allowPrivate: true });
+    worker = new WebhookWorker(server.app.db.kysely, config, server.app.secrets);
     await insertEvent(server.app.db.kysely, { teamId: team.teamId, type: 'operation.failed', data: { reason: 'x' } });
     worker.start();
     const [first, second] = await receiver.waitFor(2);
@@ -79,8 +79,8 @@ describe('webhook delivery', () => {
   it('disables the webhook when the endpoint answers 410 Gone', async () => {
     receiver = await startReceiver();
     receiver.script.push({ status: 410 });
-    const hook = await createWebhook(server.app.db.kysely, config, { teamId: team.teamId, url: receiver.url, eventTypes: '*', allowPrivate: true });
-    worker = new WebhookWorker(server.app.db.kysely, config);
+    const hook = await createWebhook(server.app.db.kysely, config, server.app.secrets, { teamId: team.teamId, url: receiver.url, eventTypes: '*', allowPrivate: true });
+    worker = new WebhookWorker(server.app.db.kysely, config, server.app.secrets);
     await insertEvent(server.app.db.kysely, { teamId: team.teamId, type: 'service.failed', data: {} });
     await until(async () => (await findWebhook(server.app.db.kysely, team.teamId, hook.id))?.enabled === 0, 'disabled webhook');
     const stored = await findWebhook(server.app.db.kysely, team.teamId, hook.id);
@@ -95,10 +95,10 @@ describe('webhook delivery', () => {
   it('disables an endpoint that has been failing for longer than the limit, and says so', async () => {
     receiver = await startReceiver();
     receiver.script.push({ status: 500 });
-    const hook = await createWebhook(server.app.db.kysely, config, { teamId: team.teamId, url: receiver.url, eventTypes: '*', allowPrivate: true });
+    const hook = await createWebhook(server.app.db.kysely, config, server.app.secrets, { teamId: team.teamId, url: receiver.url, eventTypes: '*', allowPrivate: true });
     const fourDaysAgo = new Date(Date.now() - 4 * 86_400_000).toISOString();
     await server.app.db.kysely.updateTable('webhooks').set({ failing_since: fourDaysAgo }).where('id', '=', hook.id).execute();
-    worker = new WebhookWorker(server.app.db.kysely, config);
+    worker = new WebhookWorker(server.app.db.kysely, config, server.app.secrets);
     await insertEvent(server.app.db.kysely, { teamId: team.teamId, type: 'service.failed', data: {} });
     await until(async () => (await findWebhook(server.app.db.kysely, team.teamId, hook.id))?.enabled === 0, 'disabled after days of failure');
     expect((await findWebhook(server.app.db.kysely, team.teamId, hook.id))?.disabled_reason)
@@ -108,8 +108,8 @@ describe('webhook delivery', () => {
   it('waits as long as Retry-After asks', async () => {
     receiver = await startReceiver();
     receiver.script.push({ status: 503, headers: { 'retry-after': '120' } });
-    const hook = await createWebhook(server.app.db.kysely, config, { teamId: team.teamId, url: receiver.url, eventTypes: '*', allowPrivate: true });
-    worker = new WebhookWorker(server.app.db.kysely, config);
+    const hook = await createWebhook(server.app.db.kysely, config, server.app.secrets, { teamId: team.teamId, url: receiver.url, eventTypes: '*', allowPrivate: true });
+    worker = new WebhookWorker(server.app.db.kysely, config, server.app.secrets);
     await insertEvent(server.app.db.kysely, { teamId: team.teamId, type: 'service.failed', data: {} });
     await until(async () => (await deliveriesOf(hook.id))[0]?.attempts === 1, 'first attempt');
     const [row] = await deliveriesOf(hook.id);
@@ -119,10 +119,10 @@ describe('webhook delivery', () => {
 
   it('refuses a private or loopback URL when the webhook is created', async () => {
     for (const url of ['https://127.0.0.1/hook', 'https://localhost/hook', 'https://[::1]/hook', 'https://169.254.169.254/']) {
-      await expect(createWebhook(server.app.db.kysely, config, { teamId: team.teamId, url, eventTypes: '*' }), url)
+      await expect(createWebhook(server.app.db.kysely, config, server.app.secrets, { teamId: team.teamId, url, eventTypes: '*' }), url)
         .rejects.toThrow(/private, loopback or link-local/);
     }
-    await expect(createWebhook(server.app.db.kysely, config, { teamId: team.teamId, url: 'http://hooks.example.com/', eventTypes: '*' }))
+    await expect(createWebhook(server.app.db.kysely, config, server.app.secrets, { teamId: team.teamId, url: 'http://hooks.example.com/', eventTypes: '*' }))
       .rejects.toThrow('must use https');
   });
 
@@ -131,10 +131,10 @@ describe('webhook delivery', () => {
     // As if DNS changed after the webhook was saved (DNS rebinding): the name now points at loopback.
     const rebinding: Lookup = (_hostname, options, callback) =>
       (options.all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4));
-    const hook = await insertWebhook(server.app.db.kysely, {
+    const hook = await insertWebhook(server.app.db.kysely, server.app.secrets, {
       teamId: team.teamId, url: `https://hooks.example.test:${receiver.port}/hook`, description: '', eventTypes: '*', allowPrivate: false,
     });
-    worker = new WebhookWorker(server.app.db.kysely, { ...config, allowHttp: true }, rebinding);
+    worker = new WebhookWorker(server.app.db.kysely, { ...config, allowHttp: true }, server.app.secrets, rebinding);
     await insertEvent(server.app.db.kysely, { teamId: team.teamId, type: 'service.failed', data: {} });
     await until(async () => (await deliveriesOf(hook.id))[0]?.attempts === 1, 'refused attempt');
     expect((await deliveriesOf(hook.id))[0]?.last_error).toContain('resolves to a private address (127.0.0.1)');
@@ -143,8 +143,8 @@ describe('webhook delivery', () => {
 
   it('sends a test event to one webhook, and redelivers it with the same webhook-id', async () => {
     receiver = await startReceiver();
-    const hook = await createWebhook(server.app.db.kysely, config, { teamId: team.teamId, url: receiver.url, eventTypes: ['service.started'], allowPrivate: true });
-    worker = new WebhookWorker(server.app.db.kysely, config);
+    const hook = await createWebhook(server.app.db.kysely, config, server.app.secrets, { teamId: team.teamId, url: receiver.url, eventTypes: ['service.started'], allowPrivate: true });
+    worker = new WebhookWorker(server.app.db.kysely, config, server.app.secrets);
     const eventId = await sendTestEvent(server.app.db.kysely, team.teamId, hook.id);
     worker.start();
     await receiver.waitFor(1);

@@ -31,8 +31,8 @@ export function runCli(args: string[], options: { input?: string; env?: NodeJS.P
 }
 
 /** Runs an admin command that must succeed and returns its JSON output. */
-export async function admin(dataDir: string, args: string[], input?: string): Promise<Record<string, any>> {
-  const result = await runCli(['admin', ...args, '--data-dir', dataDir], { input });
+export async function admin(dataDir: string, args: string[], input?: string, env?: NodeJS.ProcessEnv): Promise<Record<string, any>> {
+  const result = await runCli(['admin', ...args, '--data-dir', dataDir], { input, env });
   if (result.code !== 0) throw new Error(`teaminfra admin ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
   return JSON.parse(result.stdout);
 }

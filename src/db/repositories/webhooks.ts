@@ -1,21 +1,30 @@
-// Webhooks, the fan-out of events into deliveries, and the delivery queue.
+// Webhooks, the fan-out of events into deliveries, and the delivery queue. Signing secrets are
+// stored sealed (src/secrets), each bound to its webhook; whoever signs reveals them.
 import type { Kysely } from 'kysely';
 import type { Database } from '../tables.js';
 import { inTransaction, skipLocked } from '../dialect.js';
 import { newId, nowIso } from '../ids.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
 import { generateWebhookSecret } from '../../webhooks/signing.js';
 
 export const ROTATION_OVERLAP_MS = 24 * 3600_000;
 
+/** What a webhook's secrets are sealed with: its id, so a sealed secret copied to another webhook does not open. */
+export function webhookSecretContext(webhookId: string): string {
+  return `webhook:${webhookId}`;
+}
+
 export async function insertWebhook(
   db: Kysely<Database>,
+  secrets: SecretBox,
   values: { teamId: string; url: string; description: string; eventTypes: readonly string[] | '*'; allowPrivate: boolean },
 ): Promise<{ id: string; secret: string }> {
   const id = newId('wh');
   const secret = generateWebhookSecret();
   await db.insertInto('webhooks').values({
     id, team_id: values.teamId, url: values.url, description: values.description,
-    event_types: values.eventTypes === '*' ? '*' : values.eventTypes.join(','), secret, previous_secret: null,
+    event_types: values.eventTypes === '*' ? '*' : values.eventTypes.join(','),
+    secret: secrets.seal(secret, webhookSecretContext(id)), previous_secret: null,
     previous_secret_expires_at: null, allow_private: values.allowPrivate ? 1 : 0, enabled: 1, disabled_reason: null,
     failing_since: null, created_at: nowIso(),
   }).execute();
@@ -32,13 +41,38 @@ export async function findWebhook(db: Kysely<Database>, teamId: string, webhookI
 }
 
 /** A new secret; the previous one stays valid (and signs too) for 24 hours. */
-export async function rotateWebhookSecret(db: Kysely<Database>, webhookId: string): Promise<string> {
+export async function rotateWebhookSecret(db: Kysely<Database>, secrets: SecretBox, webhookId: string): Promise<string> {
   const secret = generateWebhookSecret();
+  const context = webhookSecretContext(webhookId);
   const current = await db.selectFrom('webhooks').select('secret').where('id', '=', webhookId).executeTakeFirstOrThrow();
   await db.updateTable('webhooks').set({
-    secret, previous_secret: current.secret, previous_secret_expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS).toISOString(),
+    secret: secrets.seal(secret, context),
+    // Kept sealed as it is (or sealed now, if an earlier version left it in clear).
+    previous_secret: secrets.resealed(current.secret, context) ?? current.secret,
+    previous_secret_expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS).toISOString(),
   }).where('id', '=', webhookId).execute();
   return secret;
+}
+
+/**
+ * Seals with the current key every webhook secret in clear or sealed with a previous key; at
+ * start (src/secrets/seal-stored-secrets.ts). Returns how many webhooks changed.
+ */
+export async function sealWebhookSecrets(db: Kysely<Database>, secrets: SecretBox): Promise<number> {
+  const rows = await db.selectFrom('webhooks').select(['id', 'secret', 'previous_secret']).execute();
+  let changed = 0;
+  for (const row of rows) {
+    const context = webhookSecretContext(row.id);
+    const secret = secrets.resealed(row.secret, context);
+    const previous = row.previous_secret === null ? undefined : secrets.resealed(row.previous_secret, context);
+    if (secret === undefined && previous === undefined) continue;
+    // Only over the values read: a rotation made meanwhile by another node is kept.
+    await db.updateTable('webhooks').set({ secret: secret ?? row.secret, previous_secret: previous ?? row.previous_secret })
+      .where('id', '=', row.id).where('secret', '=', row.secret)
+      .where('previous_secret', row.previous_secret === null ? 'is' : '=', row.previous_secret).execute();
+    changed += 1;
+  }
+  return changed;
 }
 
 export async function setWebhookEnabled(db: Kysely<Database>, webhookId: string, enabled: boolean, reason: string | null): Promise<void> {

@@ -1,5 +1,7 @@
 // Two `teaminfra serve` nodes ("A" and "B"), real processes on free ports, each with its own
-// data directory (its ERP services' files), sharing one PostgreSQL schema made for the suite.
+// data directory (its ERP services' files), sharing one PostgreSQL schema made for the suite,
+// and, as every node of one database must, one secrets key (README, "Secrets at rest").
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { openDatabase, type Db } from '../../../src/db/connect.js';
 import { killProcessesMatching } from '../../engine/support/engine-http.js';
@@ -32,11 +34,12 @@ export async function twoNodes(label: string): Promise<TwoNodes> {
   await db.ready();
   const serves: TwoNodes['serves'] = {};
   const database = ['--database-url', schema.url];
+  const secretsKey = { TEAMINFRA_SECRETS_KEY: randomBytes(32).toString('base64') };
   return {
     schema, db, dataDirs, serves,
     async start(node) {
       const serve = await startServe(dataDirs[node], [...database, '--node', node], {
-        TEAMINFRA_DB_POOL: '4', TEAMINFRA_LEASE_MS: String(LEASE_MS),
+        TEAMINFRA_DB_POOL: '4', TEAMINFRA_LEASE_MS: String(LEASE_MS), ...secretsKey,
       });
       serves[node] = serve;
       return serve;
@@ -46,7 +49,7 @@ export async function twoNodes(label: string): Promise<TwoNodes> {
       if (!serve) throw new Error(`node ${node} is not running`);
       return serve.baseUrl;
     },
-    admin: (args) => admin(dataDirs.A, [...args, ...database]),
+    admin: (args) => admin(dataDirs.A, [...args, ...database], undefined, secretsKey),
     async close() {
       for (const serve of Object.values(serves)) await serve?.stop('SIGTERM');
       // ERP services are detached from serve on purpose; the suite leaves none behind.
