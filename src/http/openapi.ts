@@ -106,7 +106,8 @@ function responsesOf(capability: Capability): JsonSchema {
     },
   };
   const codes = new Set<ErrorCode>([...ALWAYS, ...capability.errors]);
-  if (capability.permission !== null || capability.creates) codes.add('missing_permission');
+  // A capability open to requesters answers a token without its permission, narrowed, not 403.
+  if ((capability.permission !== null && !capability.readableByRequester) || capability.creates) codes.add('missing_permission');
   if (capability.http.method !== 'GET') codes.add('payload_too_large');
   const statuses = [...new Set([...codes].map((code) => ERROR_STATUS[code]))].sort();
   for (const status of statuses) {
