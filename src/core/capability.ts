@@ -82,6 +82,12 @@ export interface CapabilityDefinition<Input extends z.ZodObject, Output extends 
   target: TargetSpec;
   /** A capability that creates a service or server is refused to a token restricted to those. */
   creates?: 'service' | 'server';
+  /**
+   * A token always reads what it requested itself: a token without `permission` may still call
+   * this capability, and then reaches only the operations it requested (invoke() narrows its
+   * reach), so the Location of a 202 it received can always be polled.
+   */
+  readableByRequester?: true;
   input: Input;
   output: Output;
   http: HttpBinding;
@@ -107,7 +113,19 @@ export function defineCapability<Input extends z.ZodObject, Output extends z.Zod
 ): CapabilityDefinition<Input, Output> {
   assertNotTokenManagement(definition);
   assertPathParamsInInput(definition);
+  assertRequesterReadsOnlyOperations(definition);
   return Object.freeze(definition);
+}
+
+/**
+ * Only the operations' queries narrow to what a token requested (`Reach.requestedOnly`); any
+ * other capability would ignore that narrowing and show everything the token's team reaches.
+ */
+function assertRequesterReadsOnlyOperations(definition: CapabilityDefinition<z.ZodObject, z.ZodType>): void {
+  if (!definition.readableByRequester) return;
+  if (!definition.hints.readOnly || !/^\/api\/operations(\/|$)/.test(definition.http.path)) {
+    throw new CatalogError(`Capability ${definition.name}: only reading operations is open to the token that requested them.`);
+  }
 }
 
 /**

@@ -1,6 +1,10 @@
 // invoke(): THE authorization core. Every capability call, from every channel, passes here, in
 // this order: token valid (401), channel accepted, plan includes the API, permission held,
 // creation allowed (403), input valid (400), target reachable (404), then run, then audit.
+// One exception to "permission held": a token reads what it requested itself. A capability marked
+// `readableByRequester` (the operations) lets a token without its permission through the
+// permission step with its reach narrowed to its own requests; the reach step then answers 404
+// for anything else, as for anything outside a token's reach.
 // Adapters hold no rules: they turn a request into (capability, raw input, credentials) and
 // format what comes back.
 import type { z } from 'zod';
@@ -9,7 +13,7 @@ import type { Db } from '../db/connect.js';
 import type { AuditLog } from './audit.js';
 import type { Capability, CallerAccess, CapabilityContext, FileSource } from './capability.js';
 import { AppError, missingPermission, toAppError, type FieldError } from './errors.js';
-import { accepts, holds, PLANS_WITH_API, type Channel, type Principal } from './principal.js';
+import { accepts, holds, PLANS_WITH_API, type Channel, type Principal, type Reach } from './principal.js';
 import { resolveTarget } from './reach.js';
 
 export interface CoreDeps {
@@ -75,7 +79,7 @@ export async function admit(deps: CoreDeps, credentials: Credentials, action: st
 
 /** Whether a capability is worth showing to this principal (MCP tools/list). Not a gate: invoke() is. */
 export function mayAttempt(principal: Principal, capability: Capability): boolean {
-  if (capability.permission !== null && !holds(principal, capability.permission)) return false;
+  if (capability.permission !== null && !holds(principal, capability.permission) && !capability.readableByRequester) return false;
   return creationRefusal(principal, capability) === undefined;
 }
 
@@ -109,18 +113,16 @@ async function gateThen<T>(
   const { channel } = credentials;
   const targetId = 'from' in capability.target ? rawTargetId(rawInput, capability.target.from) : null;
   try {
-    if (capability.permission !== null && !holds(principal, capability.permission)) {
-      throw missingPermission(capability.permission);
-    }
+    const reach = permittedReach(principal, capability);
     const refusal = creationRefusal(principal, capability);
     if (refusal) throw refusal;
     const parsed = capability.input.safeParse(rawInput ?? {});
     if (!parsed.success) throw validationError(parsed.error);
     const input = parsed.data as Record<string, unknown>;
-    const target = await resolveTarget(deps.db, principal.reach, capability.target, input);
+    const target = await resolveTarget(deps.db, reach, capability.target, input);
     const output = await perform(input, {
       db: deps.db,
-      reach: principal.reach,
+      reach,
       actor: { tokenId: principal.tokenId, channel },
       caller: callerAccess(principal),
       target,
@@ -154,6 +156,13 @@ function denied(
     target_type: targetType, target_id: targetId, outcome: error.code === 'internal' ? 'failed' : 'denied',
     code: error.code, detail: error.internalReason ?? error.detail,
   });
+}
+
+/** The permission step: the token's reach, narrowed to its own requests where that is allowed; or 403. */
+function permittedReach(principal: Principal, capability: Capability): Reach {
+  if (capability.permission === null || holds(principal, capability.permission)) return principal.reach;
+  if (capability.readableByRequester) return { ...principal.reach, requestedOnly: true };
+  throw missingPermission(capability.permission);
 }
 
 function creationRefusal(principal: Principal, capability: Capability): AppError | undefined {

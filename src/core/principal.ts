@@ -11,6 +11,11 @@ export interface Reach {
   tokenId: string;
   restrictServices: boolean;
   restrictServers: boolean;
+  /**
+   * Only what this token requested itself (its operations): set by invoke() when a token without
+   * the permission calls a capability open to requesters (`readableByRequester`).
+   */
+  requestedOnly?: boolean;
 }
 
 export interface Principal {

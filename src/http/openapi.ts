@@ -13,16 +13,37 @@ export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSch
   return rest;
 }
 
-/** Errors every authenticated operation can answer, whatever the capability. */
-const ALWAYS: readonly ErrorCode[] = ['invalid_token', 'channel_not_accepted', 'plan_excludes_api', 'rate_limited'];
+/**
+ * Errors every operation can answer, whatever the capability: the gate's (token, channel, plan,
+ * rate, input: every input is a strict object, so an unknown query parameter is refused too),
+ * and ours.
+ */
+const ALWAYS: readonly ErrorCode[] = [
+  'invalid_token', 'channel_not_accepted', 'plan_excludes_api', 'rate_limited', 'validation_failed', 'internal',
+];
 
 const ERROR_DESCRIPTIONS: Partial<Record<number, string>> = {
   400: 'Invalid input; `errors` names the failing fields.',
   401: 'Missing, malformed, unknown, revoked or expired token.',
   403: 'The token is not allowed to make the request (permission, channel, plan, or creation limit).',
   404: 'Not found, or outside what the token reaches.',
+  406: 'The Accept header excludes JSON.',
   409: 'The target is busy with another operation.',
+  413: 'The request body is larger than 64 KiB.',
+  415: 'The request body is not JSON (Content-Type: application/json).',
   429: 'Rate limit reached; see Retry-After.',
+  500: 'Our fault: a generic sentence; the cause is in the server log only.',
+};
+
+const ref = (kind: 'headers' | 'parameters' | 'schemas', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+/** The rate-limit headers (draft-ietf-httpapi-ratelimit-headers): on every answer past the limiter. */
+const RATE_LIMIT_HEADERS = { RateLimit: ref('headers', 'RateLimit'), 'RateLimit-Policy': ref('headers', 'RateLimit-Policy') };
+
+/** Headers some error statuses always carry. */
+const ERROR_HEADERS: Partial<Record<number, JsonSchema>> = {
+  401: { 'WWW-Authenticate': ref('headers', 'WWW-Authenticate') },
+  429: { 'Retry-After': ref('headers', 'Retry-After') },
 };
 
 export function buildOpenApiDocument(catalog: readonly Capability[]): JsonSchema {
@@ -52,6 +73,8 @@ export function buildOpenApiDocument(catalog: readonly Capability[]): JsonSchema
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A team API token (tinf_...).' } },
       schemas: { Problem: problemSchema() },
+      parameters: { IdempotencyKey: idempotencyKeyParameter() },
+      headers: sharedHeaders(),
     },
   };
 }
@@ -71,6 +94,8 @@ function operationOf(capability: Capability): JsonSchema {
       parameters.push({ name, in: 'query', required: required.has(name), schema, description: schema.description });
     }
   }
+  // Every action answered 202 queues an operation, and the queue honours the key (src/engine/requests/enqueue.ts).
+  if (capability.http.status === 202) parameters.push(ref('parameters', 'IdempotencyKey'));
   const operation: JsonSchema = {
     operationId: capability.name,
     summary: capability.title,
@@ -81,14 +106,16 @@ function operationOf(capability: Capability): JsonSchema {
     responses: responsesOf(capability),
   };
   if (bodyLike) {
+    const requiredInBody = [...required].filter((name) => !pathParams.includes(name));
     operation.requestBody = {
-      required: true,
+      // The server reads a missing body as {}: a body is required only when a field of it is.
+      required: requiredInBody.length > 0,
       content: {
         'application/json': {
           schema: {
             type: 'object',
             properties: Object.fromEntries(rest),
-            required: [...required].filter((name) => !pathParams.includes(name)),
+            required: requiredInBody,
             additionalProperties: false,
           },
         },
@@ -102,35 +129,95 @@ function responsesOf(capability: Capability): JsonSchema {
   const responses: JsonSchema = capability.download ? fileResponses(capability) : {
     [String(capability.http.status)]: {
       description: capability.title,
+      headers: {
+        ...RATE_LIMIT_HEADERS,
+        // An accepted long action names its operation, to poll (src/http/rest-adapter.ts).
+        ...(capability.http.status === 202 ? { Location: ref('headers', 'Location') } : {}),
+      },
       content: { 'application/json': { schema: jsonSchemaOf(capability.output, 'output') } },
     },
   };
   const codes = new Set<ErrorCode>([...ALWAYS, ...capability.errors]);
-  if (capability.permission !== null || capability.creates) codes.add('missing_permission');
-  if (capability.http.method !== 'GET') codes.add('payload_too_large');
+  // A capability open to requesters answers a token without its permission, narrowed, not 403.
+  if ((capability.permission !== null && !capability.readableByRequester) || capability.creates) codes.add('missing_permission');
+  // A download answers with the file's own type whatever Accept says; everything else is JSON.
+  if (!capability.download) codes.add('not_acceptable');
+  // Fastify reads a body on every method but GET (and HEAD).
+  if (capability.http.method !== 'GET') {
+    codes.add('payload_too_large');
+    codes.add('unsupported_media_type');
+  }
   const statuses = [...new Set([...codes].map((code) => ERROR_STATUS[code]))].sort();
   for (const status of statuses) {
     responses[String(status)] = {
       description: ERROR_DESCRIPTIONS[status] ?? 'Error.',
-      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+      headers: { ...RATE_LIMIT_HEADERS, ...ERROR_HEADERS[status] },
+      content: { 'application/problem+json': { schema: ref('schemas', 'Problem') } },
     };
   }
   return responses;
 }
 
-/** A download answers with the file itself, resumable with Range. */
+/** A download answers with the file itself, resumable with Range (src/http/send-file.ts). */
 function fileResponses(capability: Capability): JsonSchema {
   const type = capability.http.produces ?? 'application/octet-stream';
   const headers = {
-    'Content-Disposition': { schema: { type: 'string' }, description: 'attachment; filename="..."' },
+    ...RATE_LIMIT_HEADERS,
+    'Content-Disposition': { required: true, schema: { type: 'string' }, description: 'attachment; filename="..."' },
     'Repr-Digest': { schema: { type: 'string' }, description: 'sha-256=:<base64>: of the whole file (RFC 9530), when known.' },
     'Content-Length': { schema: { type: 'integer' } },
+    'Accept-Ranges': { required: true, schema: { const: 'bytes' }, description: 'Ranges of bytes can be asked for (Range).' },
+    ETag: { schema: { type: 'string' }, description: 'A strong validator of the file, for If-Range, when its checksum is known.' },
   };
+  const contentRange = (description: string) => ({ required: true, schema: { type: 'string' }, description });
   const body = { [type]: { schema: { type: 'string', contentMediaType: type } } };
   return {
     '200': { description: `${capability.title} (the whole file)`, headers, content: body },
-    '206': { description: 'The requested byte range (Range: bytes=start-end).', headers: { ...headers, 'Content-Range': { schema: { type: 'string' } } }, content: body },
-    '416': { description: 'The requested range is outside the file.' },
+    '206': {
+      description: 'The requested byte range (Range: bytes=start-end).',
+      headers: { ...headers, 'Content-Range': contentRange('bytes start-end/size') },
+      content: body,
+    },
+    '416': {
+      description: 'The requested range is outside the file; nothing of it is sent.',
+      headers: {
+        ...RATE_LIMIT_HEADERS, 'Accept-Ranges': headers['Accept-Ranges'], ETag: headers.ETag,
+        'Content-Range': contentRange('bytes */size: the size of the file.'),
+      },
+      content: { 'application/problem+json': { schema: ref('schemas', 'Problem') } },
+    },
+  };
+}
+
+function idempotencyKeyParameter(): JsonSchema {
+  return {
+    name: 'Idempotency-Key', in: 'header', required: false,
+    description: 'A key of your choice (a UUID, say) that makes a retry safe: the same key with the same request returns ' +
+      'the operation the first one queued; the same key with another request is refused (409).',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+  };
+}
+
+/** Headers of the API's answers, declared once and referred to by each response that carries them. */
+function sharedHeaders(): JsonSchema {
+  return {
+    RateLimit: {
+      description: 'What is left of the token\'s budget in this window: `"per-token";r=<remaining>;t=<seconds to reset>` ' +
+        '(draft-ietf-httpapi-ratelimit-headers). Sent on every answer but those refused before the limiter counts the ' +
+        'request (406, 413, 415, a body that is not JSON).',
+      schema: { type: 'string' },
+    },
+    'RateLimit-Policy': {
+      description: 'The rate limit: `"per-token";q=<requests>;w=<window seconds>`.',
+      schema: { type: 'string' },
+    },
+    'Retry-After': { required: true, description: 'Seconds until the next window opens.', schema: { type: 'integer', minimum: 1 } },
+    'WWW-Authenticate': {
+      required: true,
+      description: 'The Bearer challenge (RFC 6750), with error="invalid_token" when a token was sent.',
+      schema: { type: 'string', pattern: '^Bearer realm="teaminfra"' },
+    },
+    Location: { required: true, description: 'The operation to poll: /api/operations/{operation_id}.', schema: { type: 'string', format: 'uri-reference' } },
   };
 }
 

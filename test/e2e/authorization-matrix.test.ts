@@ -46,13 +46,16 @@ const KINDS: TokenKind[] = [
   ...PERMISSION_IDS.map((permission): TokenKind => ({
     name: `only ${permission}`,
     token: () => ({ permissions: [permission] }),
-    expect: (capability) =>
-      capability.permission === null || expandPermissions([permission as PermissionId]).has(capability.permission)
-        ? ok
-        : {
-            outcome: 'denied', status: 403, code: 'missing_permission',
-            detail: `This API token does not have the ${capability.permission} scope.`,
-          },
+    expect: (capability) => {
+      if (capability.permission === null || expandPermissions([permission as PermissionId]).has(capability.permission)) return ok;
+      // A token reads the operations it requested itself, whatever its permissions: the list
+      // answers (with those only), and the sample operation, requested by nobody, is out of reach.
+      if (capability.readableByRequester) return capability.target.kind === 'operation' ? notFound : ok;
+      return {
+        outcome: 'denied', status: 403, code: 'missing_permission',
+        detail: `This API token does not have the ${capability.permission} scope.`,
+      };
+    },
   })),
   { name: 'accepted by the REST API only', token: () => ({ acceptedBy: 'api' }), expect: () => ok },
   {

@@ -1,11 +1,14 @@
 // The OpenAPI document: valid OpenAPI 3.1 by a real validator, committed as a snapshot so the
 // public surface never changes silently, and true: every documented operation answers with a
-// status the document lists.
+// status the document lists, and what the server answers (statuses, headers, bodies) is checked
+// against it, here on purpose and, through startTestServer(), after every suite that speaks REST.
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalog } from '../../tools/index.js';
 import { addHistory, requestFor, sampleInput, type SeededWithHistory } from '../support/catalog-samples.js';
+import type { Exchange } from '../support/exchange-recorder.js';
 import { makeToken, seedTeam, startTestServer, type TestServer } from '../support/fixtures.js';
+import { OpenApiConformance } from '../support/openapi-conformance.js';
 
 describe('GET /docs/api.json', () => {
   let server: TestServer;
@@ -57,6 +60,85 @@ describe('GET /docs/api.json', () => {
       const listed = Object.keys(document.paths[capability.http.path][capability.http.method.toLowerCase()].responses);
       expect(listed, `${capability.name} answered ${response.status}`).toContain(String(response.status));
     }
+  });
+
+  it('declares 406, 415 and 416 where the server answers them', () => {
+    const statuses = (path: string, method: string) => Object.keys(document.paths[path][method].responses);
+    expect(statuses('/api/service-erp', 'get')).toContain('406');
+    expect(statuses('/api/service-erp/{service_id}/start', 'post')).toEqual(expect.arrayContaining(['406', '413', '415']));
+    expect(statuses('/api/service-erp/{service_id}', 'delete')).toEqual(expect.arrayContaining(['413', '415']));
+    expect(statuses('/api/backups/{backup_id}/download', 'get')).toContain('416');
+    // A download answers with its file whatever Accept says.
+    expect(statuses('/api/backups/{backup_id}/download', 'get')).not.toContain('406');
+    expect(document.paths['/api/backups/{backup_id}/download'].get.responses['416'].headers['Content-Range'].required).toBe(true);
+  });
+
+  it('declares Idempotency-Key on the actions that queue an operation, and the body optional where no field of it is required', () => {
+    for (const capability of catalog) {
+      const operation = document.paths[capability.http.path][capability.http.method.toLowerCase()];
+      const refs = (operation.parameters as { $ref?: string }[]).map((parameter) => parameter.$ref);
+      expect(refs.includes('#/components/parameters/IdempotencyKey'), capability.name).toBe(capability.http.status === 202);
+    }
+    expect(document.components.parameters.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false });
+    expect(document.paths['/api/service-erp/{service_id}/start'].post.requestBody.required).toBe(false);
+    expect(document.paths['/api/backups/{backup_id}/restore'].post.requestBody.required).toBe(false);
+    expect(document.paths['/api/servers'].post.requestBody.required).toBe(true);
+  });
+
+  it('declares Location, RateLimit, RateLimit-Policy, Retry-After and WWW-Authenticate where they are sent', () => {
+    const start = document.paths['/api/service-erp/{service_id}/start'].post.responses;
+    expect(Object.keys(start['202'].headers).sort()).toEqual(['Location', 'RateLimit', 'RateLimit-Policy']);
+    expect(Object.keys(start['401'].headers)).toContain('WWW-Authenticate');
+    expect(Object.keys(start['429'].headers)).toContain('Retry-After');
+    expect(Object.keys(document.paths['/api/service-erp'].get.responses['200'].headers).sort()).toEqual(['RateLimit', 'RateLimit-Policy']);
+    for (const name of ['Location', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'WWW-Authenticate']) {
+      expect(document.components.headers[name]?.schema, name).toBeDefined();
+    }
+  });
+
+  it('describes the 406, 415 and 416 the server answers, headers and bodies included', async () => {
+    const team = await addHistory(server.app, await seedTeam(server.app));
+    const token = (await makeToken(server.app, team.teamId)).value;
+    const auth = { Authorization: `Bearer ${token}` };
+    const answers = await Promise.all([
+      fetch(`${server.baseUrl}/api/service-erp`, { headers: { ...auth, Accept: 'text/html' } }),
+      fetch(`${server.baseUrl}/api/service-erp/${team.serviceIds[0]}/start`, {
+        method: 'POST', headers: { ...auth, 'Content-Type': 'application/xml' }, body: '<start/>',
+      }),
+      fetch(`${server.baseUrl}/api/backups/${team.backupId}/download`, { headers: { ...auth, Range: 'bytes=999999-' } }),
+    ]);
+    expect(answers.map((response) => response.status)).toEqual([406, 415, 416]);
+    const checker = new OpenApiConformance(document);
+    for (const [index, response] of answers.entries()) {
+      const path = ['/api/service-erp', `/api/service-erp/${team.serviceIds[0]}/start`, `/api/backups/${team.backupId}/download`][index]!;
+      const text = await response.text();
+      const headers: Record<string, string> = {};
+      response.headers.forEach((value, name) => { headers[name] = value; });
+      const exchange: Exchange = { method: index === 1 ? 'POST' : 'GET', path, status: response.status, headers, body: text === '' ? undefined : text };
+      expect(checker.violationsOf(exchange), `${exchange.method} ${path}`).toEqual([]);
+    }
+  });
+
+  it('reports an answer whose status, headers or body the document does not describe', async () => {
+    const checker = new OpenApiConformance(document);
+    const answer = (status: number, headers: Record<string, string>, body?: unknown): Exchange => ({
+      method: 'GET', path: '/api/servers', status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const rate = { ratelimit: '"per-token";r=9;t=60', 'ratelimit-policy': '"per-token";q=10;w=60' };
+    const page = { data: [], next_cursor: null };
+    expect(checker.violationsOf(answer(200, rate, page))).toEqual([]);
+    expect(checker.violationsOf(answer(418, rate, page))).toEqual(['GET /api/servers answered 418, a status the document does not list']);
+    expect(checker.violationsOf(answer(200, { ...rate, 'x-debug': '1' }, page)))
+      .toEqual(['GET /api/servers answered 200 with a x-debug header the document does not declare']);
+    expect(checker.violationsOf(answer(200, rate, { items: [] }))[0]).toMatch(/^GET \/api\/servers answered 200 with a body that does not match its schema/);
+    expect(checker.violationsOf(answer(200, { ...rate, 'content-type': 'text/html' }, page)))
+      .toEqual(['GET /api/servers answered 200 with a text/html body, a media type the document does not declare for it']);
+    const problem = { type: 'urn:teaminfra:problem:invalid_token', title: 'Invalid token', status: 401, detail: 'x', code: 'invalid_token' };
+    expect(checker.violationsOf(answer(401, { 'content-type': 'application/problem+json' }, problem)))
+      .toEqual(['GET /api/servers answered 401 without the www-authenticate header the document requires']);
+    // Paths and methods the document does not have are not its business.
+    expect(checker.violationsOf({ ...answer(418, {}), path: '/panel' })).toEqual([]);
   });
 
   it('serves interactive documentation from local files, with no CDN', async () => {

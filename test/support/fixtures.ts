@@ -1,6 +1,9 @@
 // Test fixtures: a real SQLite file in a temp directory (or, in the vitest project "postgres",
 // a fresh schema of the real PostgreSQL server: test/support/database.ts), the real HTTP server
 // on a free loopback port, and seeded teams and tokens. Nothing of ours is mocked.
+// Every answer of a test server to a documented REST operation is recorded, and checked against
+// the OpenAPI document the server serves when the suite closes it (openapi-conformance.ts): a
+// response the document does not describe fails the suite that provoked it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +18,8 @@ import type { AcceptedBy, Plan } from '../../src/db/tables.js';
 import { buildHttpServer, type HttpServerOptions } from '../../src/http/server.js';
 import { catalog } from '../../tools/index.js';
 import { createTestSchema, TEST_POOL_SIZE, testEngine } from './database.js';
+import { recordExchanges } from './exchange-recorder.js';
+import { conformanceReport } from './openapi-conformance.js';
 
 export function tempDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'teaminfra-test-'));
@@ -48,18 +53,29 @@ export async function startTestServer(
   await app.db.ready();
   if (testOptions.engine) await app.engine.start();
   const server = await buildHttpServer(app, catalog, options);
+  const exchanges = recordExchanges(server);
   const baseUrl = await server.listen({ port: 0, host: '127.0.0.1' });
   return {
     app, server, baseUrl, dataDir, databaseUrl: database?.url,
     async close() {
+      const undocumented = exchanges.length > 0 ? conformanceReport(await servedDocument(baseUrl), exchanges) : [];
       await server.close();
       // Tests leave no process behind: stop services rather than detach them.
       if (testOptions.engine) await app.engine.close({ services: 'stop' });
       await app.close();
       await schema?.drop();
       rmSync(dataDir, { recursive: true, force: true });
+      if (undocumented.length > 0) {
+        throw new Error(`The server answered what its OpenAPI document (/docs/api.json) does not describe:\n- ${undocumented.join('\n- ')}`);
+      }
     },
   };
+}
+
+async function servedDocument(baseUrl: string): Promise<Record<string, unknown>> {
+  const response = await fetch(`${baseUrl}/docs/api.json`);
+  if (response.status !== 200) throw new Error(`GET /docs/api.json answered ${response.status}.`);
+  return (await response.json()) as Record<string, unknown>;
 }
 
 export interface SeededTeam {

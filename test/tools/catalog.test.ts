@@ -76,4 +76,16 @@ describe('capability catalog', () => {
       ...minimal, name: 'get_thing', permission: 'services:read', http: { method: 'GET', path: '/api/things/{thing_id}', status: 200 },
     })).toThrow(/path parameter \{thing_id\}/);
   });
+
+  it('refuses at load time a capability open to its requester when it does not read operations', () => {
+    // Only the operations' queries narrow to what the token requested; a list of servers would not.
+    expect(() => defineCapability({
+      ...minimal, name: 'list_things', permission: 'servers:read', readableByRequester: true,
+      hints: { ...minimal.hints, readOnly: true }, http: { method: 'GET', path: '/api/servers', status: 200 },
+    })).toThrow(/only reading operations is open to the token that requested them/);
+    expect(() => defineCapability({
+      ...minimal, name: 'retry_operation', permission: 'services:operate', readableByRequester: true,
+      hints: { ...minimal.hints, readOnly: false }, http: { method: 'POST', path: '/api/operations/retry', status: 202 },
+    })).toThrow(CatalogError);
+  });
 });

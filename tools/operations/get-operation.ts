@@ -6,8 +6,10 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'get_operation',
   title: 'Get an operation',
-  description: 'Shows one long action and its state: queued, running, succeeded, or failed with a reason. Poll it until it ends.',
+  description: 'Shows one long action and its state: queued, running, succeeded, or failed with a reason. Poll it until it ends. ' +
+    'A token can always get the operations it requested itself; others need services:read.',
   permission: 'services:read',
+  readableByRequester: true,
   target: { kind: 'operation', from: 'operation_id' },
   input: z.strictObject({ operation_id: OperationId }),
   output: OperationView,

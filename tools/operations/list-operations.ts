@@ -10,8 +10,10 @@ export default defineCapability({
   title: 'List operations',
   description:
     'Lists the long actions (start, stop, redeploy, create, delete, backup, restore, copy) on things this token reaches, ' +
-    'oldest first, with their state: queued, running, succeeded, or failed with a reason.',
+    'oldest first, with their state: queued, running, succeeded, or failed with a reason. ' +
+    'A token without services:read sees only the operations it requested itself.',
   permission: 'services:read',
+  readableByRequester: true,
   target: { kind: 'team' },
   input: z.strictObject({ ...PageInput }),
   output: pageOf(OperationView),

@@ -11,12 +11,17 @@ export const OPERATION_COLUMNS = [
 ] as const;
 
 /**
- * An operation on a service is reachable when its service is (service restriction); one on a
- * server alone when its server is (server restriction), as for the things themselves.
+ * An operation is reachable when the token requested it (a token always reads its own requests,
+ * even after its reach was narrowed), or, unless the reach is `requestedOnly`, when its service
+ * is (service restriction), or its server for one on a server alone (server restriction), as for
+ * the things themselves.
  */
 function operationReachable(reach: Reach) {
   return (eb: ExpressionBuilder<Database & { o: Database['operations'] }, 'o'>) => {
-    const conditions = [eb('o.team_id', '=', reach.teamId)];
+    const ofTeam = eb('o.team_id', '=', reach.teamId);
+    const requestedByCaller = eb('o.requested_by_token_id', '=', reach.tokenId);
+    if (reach.requestedOnly) return eb.and([ofTeam, requestedByCaller]);
+    const conditions = [];
     if (reach.restrictServices) {
       const listed = eb.selectFrom('api_token_services').select('service_id').where('token_id', '=', reach.tokenId);
       const copiesOfListed = eb.selectFrom('erp_services').select('id').where('parent_id', 'in', listed);
@@ -30,7 +35,7 @@ function operationReachable(reach: Reach) {
       const listed = eb.selectFrom('api_token_servers').select('server_id').where('token_id', '=', reach.tokenId);
       conditions.push(eb.or([eb('o.service_id', 'is not', null), eb('o.server_id', 'is', null), eb('o.server_id', 'in', listed)]));
     }
-    return eb.and(conditions);
+    return conditions.length === 0 ? ofTeam : eb.and([ofTeam, eb.or([requestedByCaller, eb.and(conditions)])]);
   };
 }
 
