@@ -67,7 +67,11 @@ describe.skipIf(process.platform !== 'linux')('LocalDriver backups, restores and
       const pair = db.transaction(() => { add.run('x'.repeat(2000)); add.run('y'.repeat(2000)); });
       for (;;) pair();`], { stdio: 'ignore' });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The writer must really be writing when the backup starts (a loaded machine starts it slowly).
+      const deadline = Date.now() + 30_000;
+      while (countRows(databaseOf(service), 'customers') <= 5 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       const destination = join(dataDir, 'busy.sqlite.gz');
       const file = await driver.backup(service, destination);
       const unpacked = join(dataDir, 'busy-unpacked.sqlite');
