@@ -4,33 +4,36 @@
 import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from '../core/invoke.js';
 import { AppError } from '../core/errors.js';
-import { findUsableDownloadLink, spendDownloadLink, startDownload } from '../db/repositories/download-links.js';
+import { findUsableDownloadLink, reopenDownloadLink, spendDownloadLink, startDownload } from '../db/repositories/download-links.js';
 import { sendProblem } from './problem.js';
 import { deliversLastByte, sendFile } from './send-file.js';
 
 export function registerDownloadLinks(server: FastifyInstance, deps: CoreDeps): void {
   const db = deps.db.kysely;
-  // Links with a response carrying their last byte under way on this node, until its spending is
-  // written. They are held from the moment such a response starts, not from when it finishes: the
-  // client can read the last byte (and ask again) before this process sees 'finish', so marking
-  // them only then would let a quick client fetch a spent link a second time.
-  const finishing = new Set<string>();
 
   server.get<{ Params: { link: string } }>('/downloads/:link', async (request, reply) => {
-    const value = request.params.link;
-    const link = finishing.has(value) ? undefined : await findUsableDownloadLink(db, value);
-    if (!link || finishing.has(value)) {
+    const link = await findUsableDownloadLink(db, request.params.link);
+    if (!link) {
       return sendProblem(reply, new AppError('not_found', 'This download link is unknown, already used or expired. Ask for a new one.'));
     }
     if (request.method === 'GET') {
-      await startDownload(db, link.idHash);
+      const window = await startDownload(db, link.idHash);
       if (deliversLastByte(request, link.file)) {
-        finishing.add(value);
-        // An interrupted response leaves the link usable (to resume); a complete one spends it.
-        reply.raw.once('close', () => {
-          if (!reply.raw.writableFinished) finishing.delete(value);
-          else void spendDownloadLink(db, link.idHash).finally(() => finishing.delete(value));
-        });
+        // Spent before the first byte goes out, so no client, however quick, can fetch it again
+        // (waiting for the response to end raced with clients that read the last byte before
+        // this process saw it sent). A response that does not end complete gives the link back,
+        // for the rest of its resume window.
+        const spentAt = await spendDownloadLink(db, link.idHash, window);
+        if (!spentAt) {
+          return sendProblem(reply, new AppError('not_found', 'This download link is unknown, already used or expired. Ask for a new one.'));
+        }
+        // Complete once every byte was handed to the connection: the client can have them all (and
+        // close) before this response has formally ended, which is no interruption. Given back
+        // only if nothing spent it since (a client retrying on a new connection spends it again).
+        let complete = false;
+        reply.raw.once('finish', () => { complete = true; });
+        reply.raw.once('close', () => { if (!complete) void reopenDownloadLink(db, link.idHash, window, spentAt); });
+        return sendFile(request, reply, link.file, () => { complete = true; });
       }
     }
     return sendFile(request, reply, link.file);

@@ -7,7 +7,22 @@ import type { FileSource } from '../core/capability.js';
 import { AppError } from '../core/errors.js';
 import { sendProblem } from './problem.js';
 
-export function sendFile(request: FastifyRequest, reply: FastifyReply, file: FileSource): FastifyReply {
+/** `onLastByteRead`: the last byte asked for has been read and handed to the response. */
+export function sendFile(request: FastifyRequest, reply: FastifyReply, file: FileSource, onLastByteRead?: () => void): FastifyReply {
+  const stream = (options?: { start: number; end: number }) => {
+    const readable = createReadStream(file.path, options);
+    // Counted on 'data', not on 'end': the client can have every byte (and close) before the
+    // stream reads past the end of the file.
+    let left = options ? options.end - options.start + 1 : file.sizeBytes;
+    if (onLastByteRead) {
+      if (left === 0) onLastByteRead();
+      readable.on('data', (chunk: Buffer | string) => {
+        left -= chunk.length;
+        if (left === 0) onLastByteRead();
+      });
+    }
+    return readable;
+  };
   const etag = etagOf(file);
   reply.header('Accept-Ranges', 'bytes');
   if (etag) reply.header('ETag', etag);
@@ -23,9 +38,9 @@ export function sendFile(request: FastifyRequest, reply: FastifyReply, file: Fil
   if (range) {
     return reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.sizeBytes}`)
       .header('Content-Length', String(range.end - range.start + 1))
-      .send(createReadStream(file.path, { start: range.start, end: range.end }));
+      .send(stream({ start: range.start, end: range.end }));
   }
-  return reply.code(200).header('Content-Length', String(file.sizeBytes)).send(createReadStream(file.path));
+  return reply.code(200).header('Content-Length', String(file.sizeBytes)).send(stream());
 }
 
 /** Whether the answer sendFile gives this request carries the file's last byte (a HEAD or a 416 does not). */

@@ -4,9 +4,10 @@
 // "One download", precisely (README.md, "Mail catcher"): a link not yet used expires
 // LINK_MINUTES after it was issued. HEAD never uses it up (a link preview only looks). The first
 // GET starts the download and gives it RESUME_MINUTES from then, during which GETs with Range
-// may resume it. The link is spent as soon as a response carrying the file's last byte has been
-// sent completely, so an interrupted download can resume but a finished one cannot be repeated.
-import { createHash, randomBytes } from 'node:crypto';
+// may resume it. The link is spent when a response carrying the file's last byte starts, and given
+// back if that response does not end complete: an interrupted download can resume, a finished one
+// cannot be repeated.
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { isExpired } from '../../auth/expiry.js';
 import type { FileSource } from '../../core/capability.js';
@@ -42,15 +43,30 @@ export async function findUsableDownloadLink(db: Kysely<Database>, value: string
   return { idHash, file: JSON.parse(row.file) as FileSource };
 }
 
-/** A GET uses the link: the first one opens the window in which the download may be resumed. */
-export async function startDownload(db: Kysely<Database>, idHash: string): Promise<void> {
+/** A GET uses the link: the first one opens the window in which the download may be resumed. Returns the window's end. */
+export async function startDownload(db: Kysely<Database>, idHash: string): Promise<string> {
   const now = Date.now();
   await db.updateTable('download_links')
     .set({ used_at: new Date(now).toISOString(), expires_at: new Date(now + RESUME_MINUTES * 60_000).toISOString() })
     .where('id_hash', '=', idHash).where('used_at', 'is', null).execute();
+  const row = await db.selectFrom('download_links').select('expires_at').where('id_hash', '=', idHash).executeTakeFirstOrThrow();
+  return row.expires_at;
 }
 
-/** The whole file has been delivered: the link serves nothing more. */
-export async function spendDownloadLink(db: Kysely<Database>, idHash: string): Promise<void> {
-  await db.updateTable('download_links').set({ expires_at: nowIso() }).where('id_hash', '=', idHash).execute();
+/**
+ * A response carrying the file's last byte is starting: the link serves nothing more. Only one
+ * such response can take it (compare-and-set on the window it was seen with); false for the others.
+ */
+export async function spendDownloadLink(db: Kysely<Database>, idHash: string, window: string): Promise<string | undefined> {
+  // A mark of this spending alone (a time a microsecond-random part past now, still in the past
+  // of any later check), so that giving the link back cannot undo a later spending.
+  const spentAt = new Date(Date.now() - 1000 - randomInt(0, 1_000_000) / 1000).toISOString();
+  const result = await db.updateTable('download_links').set({ expires_at: spentAt })
+    .where('id_hash', '=', idHash).where('expires_at', '=', window).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1 ? spentAt : undefined;
+}
+
+/** That response did not end complete: the download may be resumed until the end of its window. */
+export async function reopenDownloadLink(db: Kysely<Database>, idHash: string, window: string, spentAt: string): Promise<void> {
+  await db.updateTable('download_links').set({ expires_at: window }).where('id_hash', '=', idHash).where('expires_at', '=', spentAt).execute();
 }
