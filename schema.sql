@@ -122,6 +122,9 @@ CREATE TABLE IF NOT EXISTS api_tokens (
   updated_at         TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS api_tokens_team ON api_tokens (team_id, id);
+-- Comma-separated capability names this token may only ask for: each waits for a decision
+-- (approve or deny) answered by someone else (src/decisions/approvals.ts).
+ALTER TABLE api_tokens ADD COLUMN IF NOT EXISTS needs_approval TEXT NOT NULL DEFAULT '';
 
 CREATE TABLE IF NOT EXISTS api_token_services (
   token_id    TEXT NOT NULL REFERENCES api_tokens (id) ON DELETE CASCADE,
@@ -143,7 +146,10 @@ CREATE TABLE IF NOT EXISTS operations (
   kind               TEXT NOT NULL,
   service_id         TEXT REFERENCES erp_services (id),
   server_id          TEXT REFERENCES servers (id),
-  state              TEXT NOT NULL CHECK (state IN ('queued', 'running', 'succeeded', 'failed')),
+  -- awaiting_approval: asked for by a token that needs approval for it; nothing runs until a
+  -- decision approves it (then queued) or denies it (then failed). Widened on databases made
+  -- before it existed by src/db/upgrade-schema.ts.
+  state              TEXT NOT NULL CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'awaiting_approval')),
   reason             TEXT,
   parameters         TEXT NOT NULL DEFAULT '{}',
   result             TEXT,
@@ -160,6 +166,8 @@ CREATE TABLE IF NOT EXISTS operations (
 CREATE INDEX IF NOT EXISTS operations_team ON operations (team_id, id);
 CREATE INDEX IF NOT EXISTS operations_queue ON operations (state, lease_expires_at);
 CREATE UNIQUE INDEX IF NOT EXISTS operations_idempotency ON operations (requested_by_token_id, idempotency_key);
+-- The decision that approves (or denies) an operation awaiting approval.
+ALTER TABLE operations ADD COLUMN IF NOT EXISTS decision_id TEXT;
 
 -- Every state change of an operation, with when and who asked.
 CREATE TABLE IF NOT EXISTS operation_transitions (
@@ -226,6 +234,32 @@ CREATE TABLE IF NOT EXISTS webhooks (
   created_at         TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS webhooks_team ON webhooks (team_id, id);
+
+-- Decisions: a question a token (a coding agent) asks the team, answered by a member in the
+-- panel or by another token, or expired. Also the approvals of operations awaiting approval
+-- (operation_id set, options approve/deny).
+CREATE TABLE IF NOT EXISTS decisions (
+  id                 TEXT PRIMARY KEY,
+  team_id            TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  asked_by_token_id  TEXT NOT NULL REFERENCES api_tokens (id),
+  asked_channel      TEXT NOT NULL,
+  service_id         TEXT REFERENCES erp_services (id),
+  operation_id       TEXT REFERENCES operations (id),
+  question           TEXT NOT NULL,
+  context            TEXT,
+  -- JSON array of 2 to 10 options; NULL: the answer is free text.
+  options            TEXT,
+  state              TEXT NOT NULL CHECK (state IN ('pending', 'answered', 'expired', 'cancelled')),
+  answer             TEXT,
+  answered_by_type   TEXT CHECK (answered_by_type IN ('member', 'token')),
+  answered_by_id     TEXT,
+  answered_channel   TEXT,
+  answered_at        TEXT,
+  created_at         TEXT NOT NULL,
+  expires_at         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS decisions_team ON decisions (team_id, id);
+CREATE INDEX IF NOT EXISTS decisions_pending ON decisions (state, expires_at);
 
 -- The events outbox: written in the same transaction as the change that caused the event.
 CREATE TABLE IF NOT EXISTS events (

@@ -7,6 +7,7 @@ import { createEngine, type Engine, type EngineConfig } from './engine/engine.js
 import { rateLimitFromEnv, type RateLimitConfig } from './http/rate-limit.js';
 import { MailCatcher } from './mail/mail-catcher.js';
 import { mailConfigFromEnv, type MailConfig } from './mail/mail-config.js';
+import { DecisionSweeper } from './decisions/decision-sweeper.js';
 import { SecretBox } from './secrets/secret-box.js';
 import { loadSecretsKeys, type SecretsKeys } from './secrets/secrets-key.js';
 import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config.js';
@@ -39,6 +40,8 @@ export interface App extends CoreDeps {
   webhooks: WebhookWorker;
   /** Seals and reveals the secrets kept in the database (webhook secrets, the sign-in server's keys). */
   secrets: SecretBox;
+  /** Expires decisions and settles operations whose approval ended. Not started by createApp: `serve` starts it. */
+  decisions: DecisionSweeper;
   close(): Promise<void>;
 }
 
@@ -62,6 +65,7 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
   };
   const engine = createEngine(db, { copyMailRelay, containerMailRelay, ...config.engine });
   const webhooks = new WebhookWorker(db.kysely, config.webhooks, secrets);
+  const decisions = new DecisionSweeper({ db, audit, onInternalError });
   return {
     db,
     audit,
@@ -71,7 +75,9 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
     mailCatcher,
     webhooks,
     secrets,
+    decisions,
     async close() {
+      await decisions.stop();
       // Detaches running services (src/engine/README.md): they keep running and are adopted next start.
       await engine.close();
       await webhooks.stop();

@@ -24,6 +24,11 @@ import createCopy from './services/create-copy.js';
 import createBackup from './backups/create-backup.js';
 import downloadBackup from './backups/download-backup.js';
 import restoreBackup from './backups/restore-backup.js';
+import requestDecision from './decisions/request-decision.js';
+import listDecisions from './decisions/list-decisions.js';
+import getDecision from './decisions/get-decision.js';
+import answerDecision from './decisions/answer-decision.js';
+import cancelDecision from './decisions/cancel-decision.js';
 
 export const catalog: readonly Capability[] = Object.freeze([
   listErpServices,
@@ -49,4 +54,9 @@ export const catalog: readonly Capability[] = Object.freeze([
   createBackup,
   downloadBackup,
   restoreBackup,
+  requestDecision,
+  listDecisions,
+  getDecision,
+  answerDecision,
+  cancelDecision,
 ] as unknown as Capability[]);

@@ -11,10 +11,17 @@ export const ServiceId = idOf('svc', 'an ERP service');
 export const ServerId = idOf('srv', 'a server');
 export const BackupId = idOf('bak', 'a backup');
 export const OperationId = idOf('op', 'an operation');
+export const DecisionId = idOf('dec', 'a decision');
 
 /** A name people give and read: 1 to 100 characters, without control or text-direction characters (src/core/plain-text.ts). */
 export const DisplayName = z.string().trim().min(1).max(100).superRefine((value, context) => {
   const problem = plainTextProblem(value);
+  if (problem) context.addIssue({ code: 'custom', message: `M${problem.slice(1)}` });
+});
+
+/** Text people write over several lines (a decision's context or answer): line breaks and tabs allowed, other controls not. */
+export const MultilineText = (max: number) => z.string().trim().min(1).max(max).superRefine((value, context) => {
+  const problem = plainTextProblem(value.replace(/\r?\n|\t/g, ' '));
   if (problem) context.addIssue({ code: 'custom', message: `M${problem.slice(1)}` });
 });
 
@@ -69,7 +76,8 @@ export const BackupView = z.object({
 export const OperationView = z.object({
   id: OperationId,
   kind: z.string(),
-  state: z.enum(['queued', 'running', 'succeeded', 'failed']),
+  state: z.enum(['queued', 'running', 'succeeded', 'failed', 'awaiting_approval'])
+    .describe('awaiting_approval: asked by a token that needs approval for this action; it runs only once decision_id is approved.'),
   reason: z.string().nullable().describe('Why the operation failed, when it did.'),
   service_id: ServiceId.nullable(),
   server_id: ServerId.nullable(),
@@ -79,6 +87,8 @@ export const OperationView = z.object({
   finished_at: z.string().nullable(),
   backup_id: BackupId.nullable()
     .describe('For a backup, the backup it writes (pending until the operation ends); for a restore, the backup it restores.'),
+  decision_id: z.string().nullable()
+    .describe('For an operation that needed approval, the decision that asks for it (GET /api/decisions/{decision_id}).'),
 });
 
 export const PermissionIdSchema = z.enum(PERMISSION_IDS as [string, ...string[]]);
@@ -100,4 +110,21 @@ export const EmailSummaryView = z.object({
 export const EmailView = EmailSummaryView.extend({
   text_body: z.string().nullable(),
   html_body: z.string().nullable().describe('As sent; render it sandboxed, never inline.'),
+});
+
+export const DecisionView = z.object({
+  id: DecisionId,
+  state: z.enum(['pending', 'answered', 'expired', 'cancelled']),
+  question: z.string(),
+  context: z.string().nullable(),
+  options: z.array(z.string()).nullable().describe('The answers offered; null when the answer is free text.'),
+  answer: z.string().nullable().describe('The answer, once answered.'),
+  service_id: ServiceId.nullable().describe('The ERP service the decision is about, if any.'),
+  operation_id: OperationId.nullable()
+    .describe('For an approval: the operation awaiting it ("approve" queues it, "deny" fails it).'),
+  asked_by: z.object({ token_id: z.string(), channel: z.string() }),
+  answered_by: z.object({ type: z.enum(['member', 'token']), id: z.string(), channel: z.string() }).nullable(),
+  answered_at: z.string().nullable(),
+  created_at: z.string(),
+  expires_at: z.string(),
 });

@@ -1,7 +1,8 @@
 // Row to view mappers, so every capability shows a resource the same way.
 import type { z } from 'zod';
 import { serviceUrl } from '../src/engine/service-url.js';
-import type { BackupView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
+import type { DecisionRow } from '../src/db/repositories/decisions.js';
+import type { BackupView, DecisionView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
 
 type ServiceRow = {
   id: string; name: string; server_id: string; parent_id: string | null; state: z.infer<typeof ServiceView>['state'];
@@ -28,7 +29,7 @@ export function backupView(row: z.infer<typeof BackupView>): z.infer<typeof Back
   };
 }
 
-type OperationRow = Omit<z.infer<typeof OperationView>, 'backup_id'> & { parameters: string };
+type OperationRow = Omit<z.infer<typeof OperationView>, 'backup_id' | 'decision_id'> & { parameters: string; decision_id?: string | null };
 
 export function operationView(row: OperationRow): z.infer<typeof OperationView> {
   return {
@@ -37,6 +38,7 @@ export function operationView(row: OperationRow): z.infer<typeof OperationView> 
     started_at: row.started_at, finished_at: row.finished_at,
     // Fixed when a backup or restore is queued, so a client can follow the backup at once.
     backup_id: (JSON.parse(row.parameters) as { backup_id?: string }).backup_id ?? null,
+    decision_id: row.decision_id ?? null,
   };
 }
 
@@ -54,4 +56,16 @@ export function emailSummaryView(row: EmailRow): z.infer<typeof EmailSummaryView
 
 export function emailView(row: EmailRow): z.infer<typeof EmailView> {
   return { ...emailSummaryView(row), text_body: row.text_body ?? null, html_body: row.html_body ?? null };
+}
+
+export function decisionView(row: DecisionRow): z.infer<typeof DecisionView> {
+  return {
+    id: row.id, state: row.state, question: row.question, context: row.context,
+    options: row.options === null ? null : (JSON.parse(row.options) as string[]), answer: row.answer,
+    service_id: row.service_id, operation_id: row.operation_id,
+    asked_by: { token_id: row.asked_by_token_id, channel: row.asked_channel },
+    answered_by: row.answered_by_type && row.answered_by_id
+      ? { type: row.answered_by_type, id: row.answered_by_id, channel: row.answered_channel ?? '' } : null,
+    answered_at: row.answered_at, created_at: row.created_at, expires_at: row.expires_at,
+  };
 }

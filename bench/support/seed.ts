@@ -63,7 +63,7 @@ async function seedHistory(db: Kysely<Database>, teamId: string, serviceIds: str
       operations.push({
         id: newId('op'), team_id: teamId, kind, service_id: serviceId, server_id: null, state: 'succeeded', reason: null,
         parameters: '{}', result: null, requested_by_token_id: tokenId, requested_channel: 'api', idempotency_key: null,
-        request_fingerprint: null, lease_owner: null, lease_expires_at: null, created_at: now, started_at: now, finished_at: now,
+        request_fingerprint: null, lease_owner: null, lease_expires_at: null, created_at: now, started_at: now, decision_id: null, finished_at: now,
       });
     }
     for (let i = 0; i < 10; i++) {

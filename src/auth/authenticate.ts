@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import { AppError } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/tables.js';
-import { findTokenWithTeamByHash } from '../db/repositories/tokens.js';
+import { findTokenWithTeamByHash, type TokenWithTeam } from '../db/repositories/tokens.js';
 import { isOAuthAccessTokenShape } from '../oauth/access-token-shape.js';
 import { isExpired } from './expiry.js';
 import { expandPermissions, parseStoredPermissions } from './permissions.js';
@@ -35,6 +35,11 @@ export async function authenticate(db: Kysely<Database>, bearer: string | undefi
   if (!row) throw invalidToken('unknown');
   if (row.revoked_at !== null) throw invalidToken('revoked', row.id, row.team_id);
   if (isExpired(row.expires_on, row.timezone, now)) throw invalidToken('expired', row.id, row.team_id);
+  return principalOf(row);
+}
+
+/** The principal a token's row describes (its validity already checked by the caller). */
+export function principalOf(row: TokenWithTeam): Principal {
   const fullAccess = row.full_access === 1;
   return {
     tokenId: row.id,
@@ -55,5 +60,6 @@ export async function authenticate(db: Kysely<Database>, bearer: string | undefi
       restrictServers: row.restrict_servers === 1,
     },
     lastUsedAt: row.last_used_at,
+    needsApproval: new Set(row.needs_approval.split(',').map((name) => name.trim()).filter((name) => name.length > 0)),
   };
 }

@@ -1,4 +1,4 @@
-// The permission catalog. Write implies read; download, restore and reading caught mail are
+// The permission catalog. Write implies read (asking and answering decisions imply reading them); download, restore and reading caught mail are
 // permissions of their own and are implied by nothing but full access.
 export const PERMISSIONS = [
   { id: 'services:read', label: 'Read ERP services (and their copies)', group: 'ERP services', implies: [] },
@@ -11,6 +11,9 @@ export const PERMISSIONS = [
   { id: 'backups:download', label: 'Download backups', group: 'Backups', implies: [] },
   { id: 'backups:restore', label: 'Restore backups', group: 'Backups', implies: [] },
   { id: 'mailcatcher:read', label: "Read emails kept by copies' mail catchers", group: 'Mail catcher', implies: [] },
+  { id: 'decisions:read', label: 'Read decisions asked of the team', group: 'Decisions', implies: [] },
+  { id: 'decisions:request', label: 'Ask the team for decisions', group: 'Decisions', implies: ['decisions:read'] },
+  { id: 'decisions:answer', label: 'Answer decisions that others asked', group: 'Decisions', implies: ['decisions:read'] },
 ] as const;
 
 export type PermissionId = (typeof PERMISSIONS)[number]['id'];

@@ -55,6 +55,7 @@ export async function runServe(args: string[]): Promise<void> {
   // Before listening: the first request already sees services reconciled with what really runs.
   await app.engine.start();
   app.webhooks.start();
+  app.decisions.start();
   // /mcp answers to loopback names, the address it listens on, and the names the operator lists.
   const allowedHosts = [host, ...(process.env.TEAMINFRA_ALLOWED_HOSTS?.split(',').map((name) => name.trim()).filter(Boolean) ?? [])];
   const server = await buildHttpServer(app, catalog, { logger: { level: process.env.LOG_LEVEL ?? 'info' }, allowedHosts });

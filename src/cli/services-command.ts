@@ -8,7 +8,7 @@ import { elapsedSince, ProgressLine } from './progress-line.js';
 import { UsageError } from './usage.js';
 
 interface ServiceView { id: string; name: string; state: string; is_copy: boolean; parent_id: string | null; url: string | null }
-interface OperationView { id: string; kind: string; state: 'queued' | 'running' | 'succeeded' | 'failed'; reason: string | null; service_id: string | null }
+interface OperationView { id: string; kind: string; state: 'queued' | 'running' | 'succeeded' | 'failed' | 'awaiting_approval'; reason: string | null; service_id: string | null }
 
 const POLL_MS = 500;
 const WAIT_LIMIT_MS = 15 * 60_000;

@@ -6,17 +6,19 @@ import type { Db } from '../db/connect.js';
 import type { ErrorCode } from './errors.js';
 import type { Channel, Reach } from './principal.js';
 import type { AcceptedBy } from '../db/tables.js';
+import type { OperationKind } from '../db/repositories/operations.js';
 
 /**
  * What a capability touches, declared so that invoke() can check reach before run():
  * - `team`: the caller's team as a whole (lists, which filter by reach in SQL);
- * - `service` | `server` | `backup` | `operation` | `email`: one thing named by an input field;
+ * - `service` | `server` | `backup` | `operation` | `email` | `decision`: one thing named by an input field;
  * - `caller`: the calling token itself, read-only.
+ * With `optional`, a request without the field targets nothing; with it, the thing must be reachable.
  */
 export type TargetSpec =
   | { kind: 'team' }
   | { kind: 'caller' }
-  | { kind: 'service' | 'server' | 'backup' | 'operation' | 'email'; from: string };
+  | { kind: 'service' | 'server' | 'backup' | 'operation' | 'email' | 'decision'; from: string; optional?: true };
 
 export interface Hints {
   readOnly: boolean;
@@ -61,6 +63,11 @@ export interface CapabilityContext {
   idempotencyKey: string | undefined;
   /** Base URL for links handed to clients; undefined when unknown (stdio), then links are paths. */
   publicUrl: string | undefined;
+  /**
+   * Set when this run carries out an operation that waited for approval and was approved: the
+   * operation already exists (awaiting_approval) and is queued in place instead of inserted.
+   */
+  approvedOperationId?: string;
 }
 
 /** A file a capability offers for download: REST streams it (with Range), MCP gets a link. */
@@ -88,6 +95,12 @@ export interface CapabilityDefinition<Input extends z.ZodObject, Output extends 
    * reach), so the Location of a 202 it received can always be polled.
    */
   readableByRequester?: true;
+  /**
+   * An action that a token can be set to need approval for ("Needs approval for" on the API
+   * Tokens page): such a token's call queues nothing and waits, as an operation of kind `queues`
+   * in state awaiting_approval, for a decision someone else answers (src/decisions/approvals.ts).
+   */
+  approvable?: { queues: OperationKind };
   input: Input;
   output: Output;
   http: HttpBinding;
@@ -114,7 +127,16 @@ export function defineCapability<Input extends z.ZodObject, Output extends z.Zod
   assertNotTokenManagement(definition);
   assertPathParamsInInput(definition);
   assertRequesterReadsOnlyOperations(definition);
+  assertApprovableQueuesAnOperation(definition);
   return Object.freeze(definition);
+}
+
+/** Only an action answered with an operation (202) can wait for approval: the operation is what waits. */
+function assertApprovableQueuesAnOperation(definition: CapabilityDefinition<z.ZodObject, z.ZodType>): void {
+  if (!definition.approvable) return;
+  if (definition.hints.readOnly || definition.http.status !== 202 || !('from' in definition.target)) {
+    throw new CatalogError(`Capability ${definition.name}: only an action on one thing that queues an operation can need approval.`);
+  }
 }
 
 /**

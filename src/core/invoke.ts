@@ -1,6 +1,9 @@
 // invoke(): THE authorization core. Every capability call, from every channel, passes here, in
 // this order: token valid (401), channel accepted, plan includes the API, permission held,
 // creation allowed (403), input valid (400), target reachable (404), then run, then audit.
+// Then one more step for a token that needs approval for the action: nothing runs; the action
+// waits, as an operation awaiting approval, for a decision someone else answers
+// (src/decisions/approvals.ts).
 // One exception to "permission held": a token reads what it requested itself. A capability marked
 // `readableByRequester` (the operations) lets a token without its permission through the
 // permission step with its reach narrowed to its own requests; the reach step then answers 404
@@ -15,6 +18,7 @@ import type { Capability, CallerAccess, CapabilityContext, FileSource } from './
 import { AppError, missingPermission, toAppError, type FieldError } from './errors.js';
 import { accepts, holds, PLANS_WITH_API, type Channel, type Principal, type Reach } from './principal.js';
 import { resolveTarget } from './reach.js';
+import { holdForApproval, needsApproval } from '../decisions/approvals.js';
 
 export interface CoreDeps {
   db: Db;
@@ -120,15 +124,17 @@ async function gateThen<T>(
     if (!parsed.success) throw validationError(parsed.error);
     const input = parsed.data as Record<string, unknown>;
     const target = await resolveTarget(deps.db, reach, capability.target, input);
-    const output = await perform(input, {
-      db: deps.db,
-      reach,
-      actor: { tokenId: principal.tokenId, channel },
-      caller: callerAccess(principal),
-      target,
-      idempotencyKey: credentials.idempotencyKey,
-      publicUrl: deps.publicUrl,
-    });
+    const output = perform === capability.run && needsApproval(principal, capability)
+      ? await holdForApproval(deps, capability, principal, channel, input, target, credentials.idempotencyKey) as T
+      : await perform(input, {
+        db: deps.db,
+        reach,
+        actor: { tokenId: principal.tokenId, channel },
+        caller: callerAccess(principal),
+        target,
+        idempotencyKey: credentials.idempotencyKey,
+        publicUrl: deps.publicUrl,
+      });
     deps.audit.tokenUsed(principal.tokenId, channel);
     // Reads only touch last-used; every action gets its own row.
     if (!capability.hints.readOnly) {
@@ -177,7 +183,7 @@ function creationRefusal(principal: Principal, capability: Capability): AppError
   return undefined;
 }
 
-function callerAccess(principal: Principal): CallerAccess {
+export function callerAccess(principal: Principal): CallerAccess {
   return {
     tokenId: principal.tokenId, tokenName: principal.tokenName, source: principal.source,
     teamId: principal.teamId, teamName: principal.teamName, plan: principal.plan,

@@ -33,6 +33,8 @@ export interface Principal {
   permissions: ReadonlySet<PermissionId>;
   reach: Reach;
   lastUsedAt: string | null;
+  /** Capabilities this token may only ask for: each waits for someone else's approval (src/decisions/approvals.ts). */
+  needsApproval: ReadonlySet<string>;
 }
 
 export function holds(principal: Principal, permission: PermissionId): boolean {

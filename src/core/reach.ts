@@ -3,6 +3,7 @@
 import type { Db } from '../db/connect.js';
 import { findBackup } from '../db/repositories/backups.js';
 import { findEmail } from '../db/repositories/caught-emails.js';
+import { findReachableDecision } from '../db/repositories/decisions.js';
 import { findReachableOperation } from '../db/repositories/operations.js';
 import { findReachableServer } from '../db/repositories/servers.js';
 import { findReachableService } from '../db/repositories/services.js';
@@ -18,6 +19,7 @@ export async function resolveTarget(
 ): Promise<Record<string, unknown> | undefined> {
   if (target.kind === 'team' || target.kind === 'caller') return undefined;
   const id = input[target.from];
+  if (id === undefined && target.optional) return undefined;
   if (typeof id !== 'string') throw notFound(target.kind);
   switch (target.kind) {
     case 'service': {
@@ -41,6 +43,11 @@ export async function resolveTarget(
       const email = await findEmail(db.kysely, reach.teamId, id);
       if (!email || !(await findReachableService(db.kysely, reach, email.copy_id))) throw notFound('email');
       return email;
+    }
+    case 'decision': {
+      const decision = await findReachableDecision(db.kysely, reach, id);
+      if (!decision) throw notFound('decision');
+      return { ...decision };
     }
     case 'operation': {
       const operation = await findReachableOperation(db.kysely, reach, id);

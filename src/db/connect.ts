@@ -8,6 +8,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql, type Compilable } from 'kysely';
 import type { Database } from './tables.js';
 import { applySchema } from './apply-schema.js';
+import { upgradeSqliteSchema } from './upgrade-schema.js';
 import type { DatabaseEngine } from './dialect.js';
 import { DEFAULT_POOL_SIZE, openPostgres } from './dialect-postgres.js';
 import { openSqliteFile } from './sqlite-addon.js';
@@ -60,6 +61,8 @@ function openSqliteDb(dataDir: string): SqliteDb {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
   applySchema(sqlite);
+  // A rebuilt table lost its indexes: schema.sql puts them back.
+  if (upgradeSqliteSchema(sqlite)) applySchema(sqlite);
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   const statements = new StatementCache(kysely, sqlite);
   fastPaths.set(kysely, statements);

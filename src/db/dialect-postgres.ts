@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { schemaStatements } from './apply-schema.js';
 import { SCHEMA_LOCK_CLASS } from './dialect.js';
+import { upgradePostgresSchema } from './upgrade-schema.js';
 import type { Database } from './tables.js';
 
 export interface PostgresTarget {
@@ -78,6 +79,7 @@ async function applySchema(pool: pg.Pool): Promise<void> {
     await client.query('select pg_advisory_lock($1::int, hashtext(current_schema()))', [SCHEMA_LOCK_CLASS]);
     try {
       for (const statement of schemaStatements()) await client.query(statement);
+      await upgradePostgresSchema(client);
     } finally {
       await client.query('select pg_advisory_unlock($1::int, hashtext(current_schema()))', [SCHEMA_LOCK_CLASS]);
     }

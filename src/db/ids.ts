@@ -6,7 +6,7 @@ const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 let lastMillis = 0;
 let sequence = 0;
 
-export type IdPrefix = 'team' | 'usr' | 'srv' | 'svc' | 'tok' | 'op' | 'opt' | 'bak' | 'eml' | 'wh' | 'evt' | 'dlv' | 'aud';
+export type IdPrefix = 'team' | 'usr' | 'srv' | 'svc' | 'tok' | 'op' | 'opt' | 'bak' | 'eml' | 'wh' | 'evt' | 'dlv' | 'aud' | 'dec';
 
 export function newId(prefix: IdPrefix): string {
   const now = Date.now();

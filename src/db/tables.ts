@@ -6,7 +6,8 @@ export type TokenSource = 'panel' | 'cli' | 'assistant' | 'legacy';
 export type ServiceState =
   | 'provisioning' | 'stopped' | 'starting' | 'running' | 'stopping'
   | 'redeploying' | 'restoring' | 'failed' | 'deleting';
-export type OperationState = 'queued' | 'running' | 'succeeded' | 'failed';
+export type OperationState = 'queued' | 'running' | 'succeeded' | 'failed' | 'awaiting_approval';
+export type DecisionState = 'pending' | 'answered' | 'expired' | 'cancelled';
 
 export interface TeamsTable { id: string; name: string; plan: Plan; timezone: string; created_at: string }
 
@@ -44,7 +45,7 @@ export interface ApiTokensTable {
   accepted_by: AcceptedBy; full_access: number; permissions: string;
   restrict_services: number; restrict_servers: number; revoked_at: string | null;
   replaced_by_token_id: string | null; last_used_at: string | null; last_used_channel: string | null;
-  updated_at: string;
+  updated_at: string; needs_approval: string;
 }
 
 export interface ApiTokenServicesTable { token_id: string; service_id: string }
@@ -57,6 +58,15 @@ export interface OperationsTable {
   idempotency_key: string | null; request_fingerprint: string | null;
   lease_owner: string | null; lease_expires_at: string | null;
   created_at: string; started_at: string | null; finished_at: string | null;
+  decision_id: string | null;
+}
+
+export interface DecisionsTable {
+  id: string; team_id: string; asked_by_token_id: string; asked_channel: string; service_id: string | null;
+  operation_id: string | null; question: string; context: string | null; options: string | null;
+  state: DecisionState; answer: string | null; answered_by_type: 'member' | 'token' | null;
+  answered_by_id: string | null; answered_channel: string | null; answered_at: string | null;
+  created_at: string; expires_at: string;
 }
 
 export interface OperationTransitionsTable {
@@ -134,6 +144,7 @@ export interface Database {
   api_token_services: ApiTokenServicesTable;
   api_token_servers: ApiTokenServersTable;
   operations: OperationsTable;
+  decisions: DecisionsTable;
   operation_transitions: OperationTransitionsTable;
   backups: BackupsTable;
   caught_emails: CaughtEmailsTable;

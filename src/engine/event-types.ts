@@ -9,7 +9,7 @@ export const ENGINE_EVENT_TYPES = [
   'copy.created', 'copy.deleted',
   'backup.completed', 'backup.failed', 'restore.completed', 'restore.failed',
   'server.created', 'server.ready', 'server.failed',
-  'operation.queued', 'operation.running', 'operation.succeeded', 'operation.failed',
+  'operation.queued', 'operation.running', 'operation.succeeded', 'operation.failed', 'operation.awaiting_approval',
 ] as const;
 
 export type EngineEventType = (typeof ENGINE_EVENT_TYPES)[number];

@@ -16,6 +16,7 @@ import { errorResult, protocolErrorOf, successResult } from './tool-results.js';
 import { unknownToolRefusal } from './unknown-tool.js';
 import { screenRequests } from './request-screen.js';
 import { awaitOperation, isQueuedOperation, waitOptionsFromEnv } from './await-operation.js';
+import { awaitDecision, isPendingDecision } from './await-decision.js';
 
 const VERSION = (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -52,8 +53,17 @@ export function createMcpServer(tools: ToolCatalog, deps: CoreDeps, bearer: stri
     if (!definition) return refuseUnknownTool(request.params.name, credentials, deps);
     try {
       const output = await invoke(definition.capability, request.params.arguments ?? {}, credentials, deps);
-      if (definition.capability.http.status !== 202 || !isQueuedOperation(output)) return successResult(output);
       const progressToken = (request.params as { _meta?: { progressToken?: string | number } })._meta?.progressToken;
+      if (isPendingDecision(output)) {
+        return successResult(await awaitDecision(deps.db, output, {
+          ...waitOptionsFromEnv(),
+          onChange: progressToken === undefined ? undefined : (state, step) => extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken, progress: step, message: `Decision ${output.id} is ${state}.` },
+          }),
+        }));
+      }
+      if (definition.capability.http.status !== 202 || !isQueuedOperation(output)) return successResult(output);
       return successResult(await awaitOperation(deps.db, output, {
         ...waitOptionsFromEnv(),
         onChange: progressToken === undefined ? undefined : (state, step) => extra.sendNotification({

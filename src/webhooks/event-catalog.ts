@@ -14,7 +14,7 @@ const ServiceData = z.object({
 });
 
 const OperationData = z.object({
-  id: z.string(), kind: z.string(), state: z.enum(['queued', 'running', 'succeeded', 'failed']), reason: z.string().nullable(),
+  id: z.string(), kind: z.string(), state: z.enum(['queued', 'running', 'succeeded', 'failed', 'awaiting_approval']), reason: z.string().nullable(),
   service_id: z.string().nullable(), server_id: z.string().nullable(), requested_channel: z.string().nullable(), created_at: z.string(),
 });
 
@@ -35,8 +35,20 @@ const EmailData = z.object({
 });
 
 const DecisionData = z.object({
-  question: z.string().describe('What the agent needs decided.'),
-  context: z.string().optional(), service_id: z.string().nullable().optional(),
+  decision: z.object({
+    id: z.string(), state: z.enum(['pending', 'answered', 'expired', 'cancelled']),
+    question: z.string().describe('What the agent needs decided.'), context: z.string().nullable(),
+    options: z.array(z.string()).nullable().describe('The answers offered; null: free text.'), answer: z.string().nullable(),
+    service_id: z.string().nullable(), operation_id: z.string().nullable().describe('For an approval, the operation that waits.'),
+    asked_by: z.object({ token_id: z.string(), channel: z.string() }),
+    answered_by: z.object({ type: z.enum(['member', 'token']), id: z.string(), channel: z.string() }).nullable(),
+    answered_at: z.string().nullable(), created_at: z.string(), expires_at: z.string(),
+  }).describe('The decision as GET /api/decisions/{decision_id} shows it; answer it with POST /api/decisions/{decision_id}/answer.'),
+  asked_by: z.object({ token_id: z.string(), token_name: z.string().nullable(), channel: z.string() }),
+  action: z.object({
+    capability: z.string(), title: z.string(), operation_id: z.string(), service_id: z.string().nullable(),
+    server_id: z.string().nullable(), backup_id: z.string().nullable(),
+  }).nullable().describe('For an approval: the action that waits for it, on what.'),
 });
 
 const TestData = z.object({ message: z.string(), webhook_id: z.string() });
@@ -59,6 +71,7 @@ export const EVENT_CATALOG = [
   { type: 'server.created', description: 'A server was created.', data: ServerData },
   { type: 'server.ready', description: 'A server is ready to host ERP services.', data: ServerData },
   { type: 'server.failed', description: 'A server could not be prepared.', data: ServerData },
+  { type: 'operation.awaiting_approval', description: 'A long action asked by a token that needs approval for it waits for a decision (`decision.needed`).', data: OperationData },
   { type: 'operation.queued', description: 'A long action was accepted and queued.', data: OperationData },
   { type: 'operation.running', description: 'A long action started running.', data: OperationData },
   { type: 'operation.succeeded', description: 'A long action succeeded.', data: OperationData },
@@ -70,7 +83,9 @@ export const EVENT_CATALOG = [
   { type: 'restore.completed', description: 'A backup was restored into a service.', data: RestoreData },
   { type: 'restore.failed', description: 'A restore failed and changed nothing; `reason` says why.', data: RestoreData },
   { type: 'email.caught', description: "A copy's mail catcher kept an outgoing email.", data: EmailData },
-  { type: 'decision.needed', description: 'A coding agent needs a decision from the team.', data: DecisionData },
+  { type: 'decision.needed', description: 'A coding agent needs a decision from the team (or an approval of an action it asked for).', data: DecisionData },
+  { type: 'decision.answered', description: 'A decision was answered.', data: DecisionData },
+  { type: 'decision.expired', description: 'A decision expired without an answer (an action waiting for it failed).', data: DecisionData },
   { type: 'webhook.test', description: 'Sent by "Send test event" on the Webhooks page.', data: TestData },
 ] as const;
 

@@ -39,7 +39,7 @@ function dayOffset(days: number): string {
 
 const targetsService = (capability: Capability) =>
   capability.target.kind === 'service' || capability.target.kind === 'backup' || capability.target.kind === 'operation'
-  || capability.target.kind === 'email';
+  || capability.target.kind === 'email' || capability.target.kind === 'decision';
 
 const KINDS: TokenKind[] = [
   { name: 'full access', token: () => ({}), expect: () => ok },
@@ -98,6 +98,18 @@ const KINDS: TokenKind[] = [
   },
 ];
 
+/**
+ * Only the token that asked a decision can cancel it; the sample decision was asked by another
+ * token of the team, so a call that passes every other check is refused for that reason.
+ */
+function expectedFor(kind: TokenKind, capability: Capability): Expected {
+  const expected = kind.expect(capability);
+  if (expected.outcome === 'ok' && capability.name === 'cancel_decision') {
+    return { outcome: 'denied', status: 403, code: 'not_decision_asker' };
+  }
+  return expected;
+}
+
 describe('authorization matrix over REST', () => {
   let server: TestServer;
   beforeAll(async () => { server = await startTestServer(); });
@@ -106,7 +118,7 @@ describe('authorization matrix over REST', () => {
   for (const capability of catalog) {
     describe(`${capability.http.method} ${capability.http.path} (${capability.name})`, () => {
       for (const kind of KINDS) {
-        const expected = kind.expect(capability);
+        const expected = expectedFor(kind, capability);
         const outcome = expected.outcome === 'ok' ? `answers ${capability.http.status}` : `refuses with ${expected.status} ${expected.code}`;
         it(`${outcome} for a token ${kind.name}`, async () => {
           // A fresh team per cell: actions of one cell cannot change what another sees.

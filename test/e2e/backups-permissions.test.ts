@@ -14,7 +14,7 @@ const ALLOWED: Record<PermissionId, Operation[]> = {
   'backups:create': ['list', 'get', 'create'],
   'backups:download': ['download'],
   'backups:restore': ['restore'],
-  'mailcatcher:read': [],
+  'mailcatcher:read': [], 'decisions:read': [], 'decisions:request': [], 'decisions:answer': [],
 };
 
 const REQUIRED: Record<Operation, PermissionId> = {

@@ -94,7 +94,7 @@ function normalized(value: unknown, team: SeededWithHistory): unknown {
     if (roles.has(item)) return roles.get(item);
     if (/^[a-z]+_[0-9a-z]{20}$/.test(item)) return '<generated id>';
     if (/^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(item)) return '<time>';
-    if (key === 'requested_channel') return '<channel>';
+    if (key === 'requested_channel' || key === 'channel') return '<channel>';
     return item;
   };
   return walk(value);

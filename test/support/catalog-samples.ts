@@ -8,12 +8,15 @@ import type { Capability } from '../../src/core/capability.js';
 import { newId, nowIso } from '../../src/db/ids.js';
 import type { App } from '../../src/app.js';
 import type { SeededTeam } from './fixtures.js';
+import { createToken } from '../../src/db/repositories/tokens.js';
 
 export interface SeededWithHistory extends SeededTeam {
   backupId: string;
   operationId: string;
   /** An email kept by the copy's mail catcher, with its raw file. */
   emailId: string;
+  /** A pending decision about serviceIds[0] (options approve, deny), asked by another token of the team. */
+  decisionId: string;
 }
 
 /** Adds a completed backup of serviceIds[0], a finished operation on it, and an email caught by the copy. */
@@ -25,7 +28,7 @@ export async function addHistory(app: App, team: SeededTeam): Promise<SeededWith
     id: operationId, team_id: team.teamId, kind: 'start', service_id: serviceId, server_id: team.serverIds[0],
     state: 'succeeded', reason: null, parameters: '{}', result: null, requested_by_token_id: null, requested_channel: 'api',
     idempotency_key: null, request_fingerprint: null, lease_owner: null, lease_expires_at: null,
-    created_at: nowIso(), started_at: nowIso(), finished_at: nowIso(),
+    created_at: nowIso(), started_at: nowIso(), finished_at: nowIso(), decision_id: null,
   }).execute();
   // A real file, so that downloading it works; its content need not be a database.
   const backupPath = join(app.config.dataDir, 'backups', serviceId, `${backupId}.sqlite.gz`);
@@ -47,7 +50,18 @@ export async function addHistory(app: App, team: SeededTeam): Promise<SeededWith
     recipients: '["admin@example.com"]', subject: 'Reset', text_body: 'Reset link: http://copy/reset?t=1', html_body: null,
     attachments: '[]', raw_path: rawPath, size_bytes: Buffer.byteLength(raw), received_at: nowIso(),
   }).execute();
-  return { ...team, backupId, operationId, emailId };
+  const asker = await createToken(app.db.kysely, {
+    teamId: team.teamId, name: 'Asking agent', source: 'cli', acceptedBy: 'both', fullAccess: true, permissions: [],
+    serviceIds: null, serverIds: null, expiresOn: null, createdByUserId: null,
+  });
+  const decisionId = newId('dec');
+  await app.db.kysely.insertInto('decisions').values({
+    id: decisionId, team_id: team.teamId, asked_by_token_id: asker.id, asked_channel: 'mcp', service_id: serviceId, operation_id: null,
+    question: 'Deploy on Friday?', context: null, options: '["approve","deny"]', state: 'pending', answer: null,
+    answered_by_type: null, answered_by_id: null, answered_channel: null, answered_at: null, created_at: nowIso(),
+    expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+  }).execute();
+  return { ...team, backupId, operationId, emailId, decisionId };
 }
 
 /** The id field a capability's target is named by, mapped to the seeded thing of that kind. */
@@ -62,6 +76,9 @@ export function sampleInput(capability: Capability, team: SeededWithHistory, ser
     backup_id: team.backupId,
     operation_id: team.operationId,
     email_id: team.emailId,
+    decision_id: team.decisionId,
+    question: 'Which release goes out?',
+    answer: 'approve',
     name: 'Matrix item',
   };
   const input: Record<string, unknown> = {};

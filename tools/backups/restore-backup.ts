@@ -16,6 +16,7 @@ export default defineCapability({
     'in the safety backup. Answers at once with the operation; the service shows "restoring" until it ends. Refused ' +
     '(409) while another operation on the target is in progress.',
   permission: 'backups:restore',
+  approvable: { queues: 'restore' },
   target: { kind: 'backup', from: 'backup_id' },
   input: z.strictObject({
     backup_id: BackupId,

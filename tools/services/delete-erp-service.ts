@@ -14,6 +14,7 @@ export default defineCapability({
     'with get_operation), the MCP tool waits until it ends (or returns it, with its id, after a time ' +
     'limit). Refused with 409 while another operation on the service or one of its copies is in progress.',
   permission: 'services:write',
+  approvable: { queues: 'delete' },
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId }),
   output: OperationView,

@@ -14,6 +14,7 @@ export default defineCapability({
     'with its id, after a time limit). Refused with 409 while another operation on the service is in ' +
     'progress.',
   permission: 'services:operate',
+  approvable: { queues: 'redeploy' },
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId }),
   output: OperationView,

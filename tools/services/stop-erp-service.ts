@@ -14,6 +14,7 @@ export default defineCapability({
     'limit). Stopping a stopped service succeeds. Refused with 409 while another operation on the service ' +
     'is in progress.',
   permission: 'services:operate',
+  approvable: { queues: 'stop' },
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId }),
   output: OperationView,

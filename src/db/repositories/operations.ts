@@ -7,7 +7,7 @@ import { decodeCursor, type PageRequest } from '../pagination.js';
 
 export const OPERATION_COLUMNS = [
   'o.id', 'o.kind', 'o.state', 'o.reason', 'o.service_id', 'o.server_id', 'o.requested_channel',
-  'o.created_at', 'o.started_at', 'o.finished_at', 'o.parameters',
+  'o.created_at', 'o.started_at', 'o.finished_at', 'o.parameters', 'o.decision_id',
 ] as const;
 
 /**
@@ -92,7 +92,7 @@ export async function insertOperation(db: Kysely<Database>, values: NewOperation
     state: 'queued', reason: null, parameters: JSON.stringify(values.parameters), result: null,
     requested_by_token_id: values.tokenId, requested_channel: values.channel, idempotency_key: values.idempotencyKey,
     request_fingerprint: values.fingerprint, lease_owner: null, lease_expires_at: null, created_at: at,
-    started_at: null, finished_at: null,
+    started_at: null, finished_at: null, decision_id: null,
   };
   await db.insertInto('operations').values(row).execute();
   return row;

@@ -14,16 +14,26 @@ export async function findTokenWithTeamByHash(db: Kysely<Database>, tokenHash: s
   return tokenWithTeamByHash(db, tokenHash).executeTakeFirst();
 }
 
+/** The same row by the token's id: for acting later on what a token asked (an approved operation). */
+export async function findTokenWithTeamById(db: Kysely<Database>, tokenId: string) {
+  return tokenWithTeam(db).where('t.id', '=', tokenId).executeTakeFirst();
+}
+
+export type TokenWithTeam = NonNullable<Awaited<ReturnType<typeof findTokenWithTeamById>>>;
+
 function tokenWithTeamByHash(db: Kysely<Database>, tokenHash: string) {
+  return tokenWithTeam(db).where('t.token_hash', '=', tokenHash);
+}
+
+function tokenWithTeam(db: Kysely<Database>) {
   return db
     .selectFrom('api_tokens as t')
     .innerJoin('teams as team', 'team.id', 't.team_id')
     .select([
       't.id', 't.name', 't.source', 't.team_id', 't.expires_on', 't.accepted_by', 't.full_access',
-      't.permissions', 't.restrict_services', 't.restrict_servers', 't.revoked_at', 't.last_used_at',
+      't.permissions', 't.restrict_services', 't.restrict_servers', 't.revoked_at', 't.last_used_at', 't.needs_approval',
       'team.name as team_name', 'team.plan', 'team.timezone',
-    ])
-    .where('t.token_hash', '=', tokenHash);
+    ]);
 }
 
 export interface NewTokenSettings {
@@ -38,6 +48,8 @@ export interface NewTokenSettings {
   expiresOn: string | null;
   createdByUserId: string | null;
   assistantName?: string | null;
+  /** Capability names this token may only ask for, each waiting for someone else's approval. */
+  needsApproval?: readonly string[];
 }
 
 /** Creates a token and returns its value: the only moment the value exists outside the caller. */
@@ -67,6 +79,7 @@ export async function insertTokenRow(
     assistant_name: settings.assistantName ?? null,
     created_by_user_id: settings.createdByUserId,
     created_at: now,
+    needs_approval: (settings.needsApproval ?? []).join(','),
     expires_on: settings.expiresOn,
     accepted_by: settings.acceptedBy,
     full_access: settings.fullAccess ? 1 : 0,

@@ -14,7 +14,7 @@ import { recordOperationState } from '../state-changes.js';
 import { announceQueued } from '../wake.js';
 import { inWriteTransaction } from '../write-transaction.js';
 
-export type RequestContext = Pick<CapabilityContext, 'db' | 'reach' | 'actor' | 'idempotencyKey'>;
+export type RequestContext = Pick<CapabilityContext, 'db' | 'reach' | 'actor' | 'idempotencyKey' | 'approvedOperationId'>;
 
 export type PlannedOperation = Pick<NewOperation, 'kind' | 'serviceId' | 'serverId' | 'parameters'> & {
   /** Writes rows that refer to the operation (a backup's row), once it exists, in the same transaction. */
@@ -26,13 +26,18 @@ export type Plan = (trx: Kysely<Database>, context: { operationId: string; at: s
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-export async function enqueue(context: RequestContext, capability: string, input: object, plan: Plan): Promise<OperationRow> {
-  const key = context.idempotencyKey;
+export function checkIdempotencyKey(key: string | undefined): void {
   if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
     throw new AppError('validation_failed', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.', {
       errors: [{ field: 'Idempotency-Key', message: 'Use 1 to 255 visible ASCII characters, such as a UUID.' }],
     });
   }
+}
+
+export async function enqueue(context: RequestContext, capability: string, input: object, plan: Plan): Promise<OperationRow> {
+  if (context.approvedOperationId) return queueApproved(context, context.approvedOperationId, plan);
+  const key = context.idempotencyKey;
+  checkIdempotencyKey(key);
   const fingerprint = key === undefined ? null : fingerprintOf(capability, input);
   const { operation, queued } = await inWriteTransaction(context.db.kysely, async (trx) => {
     if (key !== undefined) {
@@ -56,6 +61,32 @@ export async function enqueue(context: RequestContext, capability: string, input
     return { operation: row, queued: true };
   });
   if (queued) announceQueued();
+  return operation;
+}
+
+/**
+ * An approved operation is queued in place: the plan runs now (its checks see the service as it
+ * is now, not as it was when approval was asked) and the awaiting row becomes the queued one.
+ */
+async function queueApproved(context: RequestContext, operationId: string, plan: Plan): Promise<OperationRow> {
+  const operation = await inWriteTransaction(context.db.kysely, async (trx) => {
+    const awaiting = await trx.selectFrom('operations').selectAll().where('id', '=', operationId)
+      .where('state', '=', 'awaiting_approval').executeTakeFirst();
+    if (!awaiting) throw new AppError('conflict', `Operation ${operationId} no longer awaits approval.`);
+    const at = nowIso();
+    const { afterInsert, ...planned } = await plan(trx, { operationId, at });
+    const row: OperationRow = {
+      ...awaiting, kind: planned.kind, service_id: planned.serviceId, server_id: planned.serverId,
+      parameters: JSON.stringify(planned.parameters), state: 'queued',
+    };
+    await trx.updateTable('operations')
+      .set({ state: 'queued', kind: row.kind, service_id: row.service_id, server_id: row.server_id, parameters: row.parameters })
+      .where('id', '=', operationId).execute();
+    await afterInsert?.(trx, row);
+    await recordOperationState(trx, row, 'queued', null, at);
+    return row;
+  });
+  announceQueued();
   return operation;
 }
 

@@ -1,0 +1,185 @@
+// Approval before an action, part of the authorization core: invoke() calls holdForApproval()
+// instead of run() when the calling token needs approval for the capability. Nothing is queued:
+// an operation in state awaiting_approval and a decision (options approve and deny) are written,
+// with decision.needed. When the decision ends, settleAwaitingOperation() either carries the
+// action out in the name of the token that asked, through the same checks as invoke() (token
+// still valid, permission still held, target still reachable, the action's own checks), or fails
+// the operation with the reason. The worker only ever takes queued operations, so an operation
+// awaiting approval cannot run by any other path, before or after a restart.
+import type { z } from 'zod';
+import type { Kysely } from 'kysely';
+import { isExpired } from '../auth/expiry.js';
+import { principalOf } from '../auth/authenticate.js';
+import type { Capability } from '../core/capability.js';
+import { AppError, toAppError } from '../core/errors.js';
+import { callerAccess, type CoreDeps } from '../core/invoke.js';
+import { accepts, holds, type Channel, type Principal } from '../core/principal.js';
+import { resolveTarget } from '../core/reach.js';
+import { findDecision, insertDecision, type DecisionRow } from '../db/repositories/decisions.js';
+import { findOperationByIdempotencyKey, type OperationRow } from '../db/repositories/operations.js';
+import { findTokenWithTeamById } from '../db/repositories/tokens.js';
+import type { Database } from '../db/tables.js';
+import { newId, nowIso } from '../db/ids.js';
+import { checkIdempotencyKey, fingerprintOf } from '../engine/requests/enqueue.js';
+import { recordOperationState } from '../engine/state-changes.js';
+import { inWriteTransaction } from '../engine/write-transaction.js';
+import { operationView } from '../../tools/views.js';
+import type { OperationView } from '../../tools/schemas.js';
+import { writeDecisionEvent, type ApprovalAction } from './decision-events.js';
+
+export type ApprovalDeps = Pick<CoreDeps, 'db' | 'publicUrl' | 'onInternalError'> & { audit?: CoreDeps['audit'] };
+
+/** How long an approval may wait before it expires and its operation fails (TEAMINFRA_APPROVAL_HOURS, 1 to 168; default 24). */
+export function approvalWaitMs(env: NodeJS.ProcessEnv = process.env): number {
+  const hours = Number(env.TEAMINFRA_APPROVAL_HOURS ?? 24);
+  return (Number.isFinite(hours) && hours >= 1 && hours <= 168 ? hours : 24) * 3_600_000;
+}
+
+export function needsApproval(principal: Principal, capability: Capability): boolean {
+  return capability.approvable !== undefined && principal.needsApproval.has(capability.name);
+}
+
+/** The 202 answer of an action that now waits: its operation (awaiting_approval) names the decision. */
+export async function holdForApproval(
+  deps: ApprovalDeps, capability: Capability, principal: Principal, channel: Channel,
+  input: Record<string, unknown>, target: Record<string, unknown> | undefined, idempotencyKey: string | undefined,
+): Promise<z.infer<typeof OperationView>> {
+  checkIdempotencyKey(idempotencyKey);
+  const fingerprint = idempotencyKey === undefined ? null : fingerprintOf(capability.name, input);
+  const row = await inWriteTransaction(deps.db.kysely, async (trx) => {
+    if (idempotencyKey !== undefined) {
+      const earlier = await findOperationByIdempotencyKey(trx, principal.tokenId, idempotencyKey);
+      if (earlier && earlier.request_fingerprint === fingerprint) return earlier;
+      if (earlier) {
+        throw new AppError('conflict', 'This Idempotency-Key was already used for a different request. Reuse a key only to ' +
+          'retry the very same request; send a new key for a new request.');
+      }
+    }
+    const at = nowIso();
+    const action = describeAction(capability, input, target, newId('op'));
+    const decisionId = newId('dec');
+    const operation: OperationRow = {
+      id: action.operation_id, team_id: principal.teamId, kind: capability.approvable!.queues,
+      service_id: action.service_id, server_id: action.server_id, state: 'awaiting_approval', reason: null,
+      parameters: JSON.stringify({ approval: { capability: capability.name, input }, backup_id: action.backup_id ?? undefined }),
+      result: null, requested_by_token_id: principal.tokenId, requested_channel: channel,
+      idempotency_key: idempotencyKey ?? null, request_fingerprint: fingerprint, lease_owner: null, lease_expires_at: null,
+      created_at: at, started_at: null, finished_at: null, decision_id: decisionId,
+    };
+    await trx.insertInto('operations').values(operation).execute();
+    const decision: DecisionRow = {
+      id: decisionId, team_id: principal.teamId, asked_by_token_id: principal.tokenId, asked_channel: channel,
+      service_id: action.service_id, operation_id: operation.id,
+      question: `The API token "${principal.tokenName}" asks to ${lowerFirst(capability.title)}: ${describeTarget(action)}. Approve it?`,
+      context: `This token needs approval for ${capability.name}. "approve" carries the action out; "deny" fails it. ` +
+        'It does not run until someone other than the token that asked approves it.',
+      options: JSON.stringify(['approve', 'deny']), state: 'pending', answer: null,
+      answered_by_type: null, answered_by_id: null, answered_channel: null, answered_at: null,
+      created_at: at, expires_at: new Date(Date.parse(at) + approvalWaitMs()).toISOString(),
+    };
+    await insertDecision(trx, decision);
+    await recordOperationState(trx, operation, 'awaiting_approval', null, at);
+    await writeDecisionEvent(trx, 'decision.needed', decision, at, { askedByName: principal.tokenName, action });
+    return operation;
+  });
+  return operationView(row);
+}
+
+/**
+ * Ends the wait of an operation whose decision has ended: approved, it is carried out; denied,
+ * expired or cancelled, it fails with the reason. Safe to call more than once and from any node
+ * (the sweeper calls it for operations left waiting by a crash between the answer and this).
+ */
+export async function settleAwaitingOperation(deps: ApprovalDeps, operationId: string): Promise<void> {
+  const operation = await deps.db.kysely.selectFrom('operations').selectAll().where('id', '=', operationId).executeTakeFirst();
+  if (!operation || operation.state !== 'awaiting_approval' || !operation.decision_id) return;
+  const decision = await findDecision(deps.db.kysely, operation.decision_id);
+  if (!decision || decision.state === 'pending') return;
+  if (decision.state === 'answered' && decision.answer === 'approve') return carryOut(deps, operation, decision);
+  await failAwaiting(deps.db.kysely, operation, notApprovedReason(decision));
+}
+
+function notApprovedReason(decision: DecisionRow): string {
+  switch (decision.state) {
+    case 'answered': return `Not approved: denied in decision ${decision.id}.`;
+    case 'expired': return `Not approved: decision ${decision.id} expired at ${decision.expires_at} without an answer.`;
+    default: return `Not approved: the token that asked cancelled decision ${decision.id}.`;
+  }
+}
+
+/** invoke()'s checks again, for the token that asked, as it stands now; then the action itself. */
+async function carryOut(deps: ApprovalDeps, operation: OperationRow, decision: DecisionRow): Promise<void> {
+  const { approval } = JSON.parse(operation.parameters) as { approval?: { capability: string; input: unknown } };
+  const { catalog } = await import('../../tools/index.js');
+  const capability = catalog.find((entry) => entry.name === approval?.capability);
+  try {
+    if (!approval || !capability) throw new AppError('conflict', 'This action is no longer offered.');
+    const row = operation.requested_by_token_id ? await findTokenWithTeamById(deps.db.kysely, operation.requested_by_token_id) : undefined;
+    if (!row || row.revoked_at !== null || isExpired(row.expires_on, row.timezone)) {
+      throw new AppError('conflict', 'The API token that asked for it was revoked or expired before it was approved.');
+    }
+    const principal = principalOf(row);
+    const channel = (operation.requested_channel === 'mcp' ? 'mcp' : 'api') as Channel;
+    if (!accepts(principal.acceptedBy, channel)) throw new AppError('conflict', `The API token that asked for it is no longer accepted by ${channel}.`);
+    if (capability.permission !== null && !holds(principal, capability.permission)) {
+      throw new AppError('conflict', `The API token that asked for it no longer has the ${capability.permission} scope.`);
+    }
+    const parsed = capability.input.safeParse(approval.input);
+    if (!parsed.success) throw new AppError('conflict', 'The request it was asked with is no longer valid.');
+    const input = parsed.data as Record<string, unknown>;
+    const target = await resolveTarget(deps.db, principal.reach, capability.target, input);
+    await capability.run(input, {
+      db: deps.db, reach: principal.reach, actor: { tokenId: principal.tokenId, channel }, caller: callerAccess(principal),
+      target, idempotencyKey: undefined, publicUrl: deps.publicUrl, approvedOperationId: operation.id,
+    });
+    deps.audit?.record({
+      team_id: operation.team_id, actor_type: 'token', actor_id: principal.tokenId, channel, action: capability.name,
+      target_type: capability.target.kind, target_id: String(input['from' in capability.target ? capability.target.from : ''] ?? ''),
+      outcome: 'allowed', code: null, detail: `approved in decision ${decision.id}`,
+    });
+  } catch (thrown) {
+    const error = toAppError(thrown);
+    if (error.code === 'internal') deps.onInternalError?.(error, approval?.capability ?? 'approval');
+    const reason = error.code === 'not_found'
+      ? 'Approved, but what it acts on no longer exists or the token that asked can no longer reach it.'
+      : `Approved, but it could not be carried out: ${error.detail}`;
+    await failAwaiting(deps.db.kysely, operation, reason);
+  }
+}
+
+async function failAwaiting(db: Kysely<Database>, operation: OperationRow, reason: string): Promise<void> {
+  await inWriteTransaction(db, async (trx) => {
+    const at = nowIso();
+    const result = await trx.updateTable('operations').set({ state: 'failed', reason, finished_at: at })
+      .where('id', '=', operation.id).where('state', '=', 'awaiting_approval').executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 1) await recordOperationState(trx, { ...operation, state: 'failed', reason }, 'failed', reason, at);
+  });
+}
+
+function describeAction(
+  capability: Capability, input: Record<string, unknown>, target: Record<string, unknown> | undefined, operationId: string,
+): ApprovalAction {
+  const backupTarget = capability.target.kind === 'backup';
+  const serviceId = backupTarget
+    ? (typeof input.target_service_id === 'string' ? input.target_service_id : String(target?.service_id ?? ''))
+    : capability.target.kind === 'service' ? String(target?.id ?? '') : null;
+  return {
+    capability: capability.name, title: capability.title, operation_id: operationId,
+    service_id: serviceId || null,
+    server_id: capability.target.kind === 'service' ? (target?.server_id as string | undefined) ?? null
+      : capability.target.kind === 'server' ? String(target?.id ?? '') || null : null,
+    backup_id: backupTarget ? String(target?.id ?? '') || null : null,
+  };
+}
+
+function describeTarget(action: ApprovalAction): string {
+  const parts = [];
+  if (action.backup_id) parts.push(`backup ${action.backup_id}`);
+  if (action.service_id) parts.push(`${action.backup_id ? 'into ' : ''}ERP service ${action.service_id}`);
+  if (!action.service_id && action.server_id) parts.push(`server ${action.server_id}`);
+  return parts.join(' ') || 'the team';
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { defineCapability } from '../../src/core/capability.js';
+import type { DecisionRow } from '../../src/db/repositories/decisions.js';
+import { answerDecision, MAX_FREE_TEXT_ANSWER } from '../../src/decisions/answering.js';
+import { DecisionId, DecisionView } from '../schemas.js';
+import { decisionView } from '../views.js';
+
+export default defineCapability({
+  name: 'answer_decision',
+  title: 'Answer a decision',
+  description: 'Answers a pending decision that another token asked: with one of its options, or with text when it has none. ' +
+    'For an approval (operation_id set), "approve" carries the waiting action out and "deny" fails it. A token cannot answer ' +
+    'a decision it asked (403). Answering twice, or after it expired or was cancelled, is refused (409); an answer that is ' +
+    'not one of the options is refused (400).',
+  permission: 'decisions:answer',
+  target: { kind: 'decision', from: 'decision_id' },
+  input: z.strictObject({
+    decision_id: DecisionId,
+    answer: z.string().max(MAX_FREE_TEXT_ANSWER).describe(`One of the options, or free text (up to ${MAX_FREE_TEXT_ANSWER} characters) when it has none.`),
+  }),
+  output: DecisionView,
+  http: { method: 'POST', path: '/api/decisions/{decision_id}/answer', status: 200 },
+  hints: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  errors: ['validation_failed', 'not_found', 'conflict', 'own_decision'],
+  run: async (input, context) => decisionView(await answerDecision(context, context.target as unknown as DecisionRow, input.answer,
+    { type: 'token', tokenId: context.actor.tokenId, channel: context.actor.channel })),
+});

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { defineCapability } from '../../src/core/capability.js';
+import { listReachableDecisions } from '../../src/db/repositories/decisions.js';
+import { toPage } from '../../src/db/pagination.js';
+import { DecisionView, PageInput, pageOf } from '../schemas.js';
+import { decisionView } from '../views.js';
+
+export default defineCapability({
+  name: 'list_decisions',
+  title: 'List decisions',
+  description: 'Lists the decisions asked of the team that this token reaches (those about a service it cannot reach are left ' +
+    'out), oldest first; state narrows the list, e.g. to the pending ones.',
+  permission: 'decisions:read',
+  target: { kind: 'team' },
+  input: z.strictObject({
+    state: z.enum(['pending', 'answered', 'expired', 'cancelled']).optional().describe('Only decisions in this state.'),
+    ...PageInput,
+  }),
+  output: pageOf(DecisionView),
+  http: { method: 'GET', path: '/api/decisions', status: 200 },
+  hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  errors: ['validation_failed'],
+  run: async (input, { db, reach }) =>
+    toPage(await listReachableDecisions(db.kysely, reach, input, input.state), input.limit, decisionView),
+});
