@@ -161,7 +161,7 @@ export class LocalDriver implements ServiceDriver {
     try {
       // Everything that can be wrong with the backup is found here, before the service is touched.
       await runDatabaseJob({ kind: 'unpack', archive: backup.path, sha256: backup.sha256, destination: staged });
-      const wasRunning = (await this.settled(service)).state === 'running';
+      const wasRunning = (await this.settled(service)).state === 'running' || hooks.ranBefore;
       if (wasRunning) await this.stop(service);
       try {
         await hooks.beforeSwap({ hasData: existsSync(join(dir, DATABASE_FILE)) });
