@@ -95,6 +95,7 @@ export interface ServiceDriver {
   /**
    * Writes a consistent snapshot of the service's database (SQLite online backup, also while it
    * runs), gzip-compressed, to `destination`, atomically: the file exists whole or not at all.
+   * A service never provisioned (the operator's command makes rows only) gets its data first.
    */
   backup(service: ServiceSpec, destination: string): Promise<BackupFile>;
   /**
