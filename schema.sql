@@ -343,3 +343,10 @@ CREATE TABLE IF NOT EXISTS secrets_key_check (
   id      TEXT PRIMARY KEY,
   sealed  TEXT NOT NULL
 );
+
+-- When each node (src/engine/node-name.ts) was last seen running its engine: operations queued
+-- for a node not seen for TEAMINFRA_NODE_GONE_MS are failed by another node (src/engine/node-heartbeat.ts).
+CREATE TABLE IF NOT EXISTS nodes (
+  name          TEXT PRIMARY KEY,
+  last_seen_at  TEXT NOT NULL
+);

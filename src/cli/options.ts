@@ -68,3 +68,17 @@ export function leaseMsFromEnv(env: NodeJS.ProcessEnv = process.env): { leaseMs?
   if (!Number.isInteger(leaseMs) || leaseMs < 300) throw new UsageError(`TEAMINFRA_LEASE_MS must be a number of milliseconds of at least 300; got "${text}".`);
   return { leaseMs };
 }
+
+/**
+ * TEAMINFRA_NODE_GONE_MS: how long a node may go unseen before another node fails the
+ * operations queued for it, with a reason naming it (default 10 minutes, src/engine/node-heartbeat.ts).
+ */
+export function nodeGoneMsFromEnv(env: NodeJS.ProcessEnv = process.env): { nodeGoneAfterMs?: number } {
+  const text = env.TEAMINFRA_NODE_GONE_MS;
+  if (text === undefined || text === '') return {};
+  const nodeGoneAfterMs = Number(text);
+  if (!Number.isInteger(nodeGoneAfterMs) || nodeGoneAfterMs < 1000) {
+    throw new UsageError(`TEAMINFRA_NODE_GONE_MS must be a number of milliseconds of at least 1000; got "${text}".`);
+  }
+  return { nodeGoneAfterMs };
+}

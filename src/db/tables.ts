@@ -118,6 +118,10 @@ export interface OAuthRecordsTable {
   token_id: string | null; expires_at: string | null; consumed_at: string | null;
 }
 
+export interface NodesTable {
+  name: string; last_seen_at: string;
+}
+
 export interface SecretsKeyCheckTable {
   id: string; sealed: string;
 }
@@ -146,4 +150,5 @@ export interface Database {
   download_links: DownloadLinksTable;
   oauth_records: OAuthRecordsTable;
   secrets_key_check: SecretsKeyCheckTable;
+  nodes: NodesTable;
 }

@@ -10,6 +10,7 @@ import { EngineRegistry } from './docker/engine-registry.js';
 import { reportDockerOrphans } from './docker/orphans.js';
 import { DriverRouter } from './driver-router.js';
 import { defaultNodeName } from './node-name.js';
+import { NodeHeartbeat } from './node-heartbeat.js';
 import { performOperation } from './perform.js';
 import { reconcileServices } from './reconcile.js';
 import { serviceSpecQuery, specOf, takenPorts } from './service-spec.js';
@@ -22,6 +23,11 @@ export interface EngineConfig {
   node: string;
   /** How long a worker's claim on an operation lasts without renewal. */
   leaseMs: number;
+  /**
+   * How long another node may go unseen before the operations queued for it are failed
+   * (TEAMINFRA_NODE_GONE_MS; node-heartbeat.ts).
+   */
+  nodeGoneAfterMs: number;
   /** How often the worker looks for operations it was not woken for. */
   pollMs: number;
   /** Operations run at once by this process. */
@@ -52,7 +58,7 @@ function startTimeoutFromEnv(): number {
 }
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
-  node: defaultNodeName(), leaseMs: 30_000, pollMs: 500, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
+  node: defaultNodeName(), leaseMs: 30_000, nodeGoneAfterMs: 600_000, pollMs: 500, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
   copyMailRelay: () => null,
   containerMailRelay: () => null,
   newServersDockerHost: null,
@@ -82,6 +88,10 @@ export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onEr
   const worker = new OperationWorker(db, (operation, owner, attempt) => performOperation({ db, driver, onError, newServersDockerHost: config.newServersDockerHost }, operation, owner, attempt), {
     node: config.node, leaseMs: config.leaseMs, pollMs: config.pollMs, concurrency: config.concurrency, onError,
   });
+  const heartbeat = new NodeHeartbeat(db, {
+    node: config.node, goneAfterMs: config.nodeGoneAfterMs, onError,
+    intervalMs: Math.max(100, Math.floor(Math.min(config.leaseMs, config.nodeGoneAfterMs) / 3)),
+  });
   let state: 'new' | 'started' | 'closed' = 'new';
   let reconcileTimer: NodeJS.Timeout | undefined;
   let reconciling: Promise<void> | undefined;
@@ -94,6 +104,7 @@ export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onEr
     async start() {
       if (state !== 'new') return;
       state = 'started';
+      await heartbeat.start();
       await reconcileServices(reconcileDeps, 'startup');
       await reportDockerOrphans(db.kysely, engines, onError);
       worker.start();
@@ -112,6 +123,7 @@ export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onEr
       if (reconcileTimer) clearInterval(reconcileTimer);
       await reconciling;
       await worker.close();
+      await heartbeat.close();
       if (options.services === 'stop') await stopEveryService(db, driver, onError);
       await engines.close();
     },
