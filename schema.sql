@@ -350,3 +350,11 @@ CREATE TABLE IF NOT EXISTS nodes (
   name          TEXT PRIMARY KEY,
   last_seen_at  TEXT NOT NULL
 );
+
+-- A team's own backup retention, set by the operator (teaminfra admin set-backup-retention);
+-- a null column, or no row, takes the operator's default (src/engine/backup-retention.ts).
+CREATE TABLE IF NOT EXISTS team_backup_retention (
+  team_id       TEXT PRIMARY KEY REFERENCES teams (id) ON DELETE CASCADE,
+  keep_manual   INTEGER,
+  keep_safety   INTEGER
+);

@@ -118,6 +118,10 @@ export interface OAuthRecordsTable {
   token_id: string | null; expires_at: string | null; consumed_at: string | null;
 }
 
+export interface TeamBackupRetentionTable {
+  team_id: string; keep_manual: number | null; keep_safety: number | null;
+}
+
 export interface NodesTable {
   name: string; last_seen_at: string;
 }
@@ -151,4 +155,5 @@ export interface Database {
   oauth_records: OAuthRecordsTable;
   secrets_key_check: SecretsKeyCheckTable;
   nodes: NodesTable;
+  team_backup_retention: TeamBackupRetentionTable;
 }

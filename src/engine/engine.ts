@@ -3,6 +3,7 @@
 // (README.md says why). `close({ services: 'stop' })` stops them too (tests, benchmarks).
 import type { Db } from '../db/connect.js';
 import { nowIso } from '../db/ids.js';
+import { DEFAULT_RETENTION, pruneBackups, type RetentionPolicy } from './backup-retention.js';
 import type { ServiceDriver } from './driver.js';
 import { LocalDriver } from './local/local-driver.js';
 import { DockerDriver } from './docker/docker-driver.js';
@@ -32,6 +33,10 @@ export interface EngineConfig {
   pollMs: number;
   /** Operations run at once by this process. */
   concurrency: number;
+  /** Which backups are kept (TEAMINFRA_KEEP_SAFETY_BACKUPS, TEAMINFRA_KEEP_MANUAL_BACKUPS; backup-retention.ts). */
+  backupRetention: RetentionPolicy;
+  /** How often backups are pruned (also once at start); 0: never. */
+  backupRetentionIntervalMs: number;
   /** How often running services are checked for a process that died; 0: never. */
   reconcileIntervalMs: number;
   startTimeoutMs: number;
@@ -58,7 +63,8 @@ function startTimeoutFromEnv(): number {
 }
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
-  node: defaultNodeName(), leaseMs: 30_000, nodeGoneAfterMs: 600_000, pollMs: 500, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
+  node: defaultNodeName(), leaseMs: 30_000, nodeGoneAfterMs: 600_000, pollMs: 500,
+  backupRetention: DEFAULT_RETENTION, backupRetentionIntervalMs: 600_000, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
   copyMailRelay: () => null,
   containerMailRelay: () => null,
   newServersDockerHost: null,
@@ -95,6 +101,15 @@ export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onEr
   let state: 'new' | 'started' | 'closed' = 'new';
   let reconcileTimer: NodeJS.Timeout | undefined;
   let reconciling: Promise<void> | undefined;
+  let retentionTimer: NodeJS.Timeout | undefined;
+  let pruning: Promise<unknown> | undefined;
+  const prune = () => {
+    pruning ??= pruneBackups(db, { node: config.node, defaults: config.backupRetention })
+      .catch((error: unknown) => onError(error, 'pruning backups'))
+      .finally(() => {
+        pruning = undefined;
+      });
+  };
 
   return {
     driver,
@@ -108,6 +123,11 @@ export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onEr
       await reconcileServices(reconcileDeps, 'startup');
       await reportDockerOrphans(db.kysely, engines, onError);
       worker.start();
+      if (config.backupRetentionIntervalMs > 0) {
+        prune();
+        retentionTimer = setInterval(prune, config.backupRetentionIntervalMs);
+        retentionTimer.unref();
+      }
       if (config.reconcileIntervalMs > 0) {
         reconcileTimer = setInterval(() => {
           reconciling ??= reconcileServices(reconcileDeps, 'periodic').finally(() => {
@@ -121,7 +141,9 @@ export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onEr
       if (state === 'closed') return;
       state = 'closed';
       if (reconcileTimer) clearInterval(reconcileTimer);
+      if (retentionTimer) clearInterval(retentionTimer);
       await reconciling;
+      await pruning;
       await worker.close();
       await heartbeat.close();
       if (options.services === 'stop') await stopEveryService(db, driver, onError);
