@@ -377,3 +377,18 @@ CREATE TABLE IF NOT EXISTS secrets_key_check (
   id      TEXT PRIMARY KEY,
   sealed  TEXT NOT NULL
 );
+
+-- When each node (src/engine/node-name.ts) was last seen running its engine: operations queued
+-- for a node not seen for TEAMINFRA_NODE_GONE_MS are failed by another node (src/engine/node-heartbeat.ts).
+CREATE TABLE IF NOT EXISTS nodes (
+  name          TEXT PRIMARY KEY,
+  last_seen_at  TEXT NOT NULL
+);
+
+-- A team's own backup retention, set by the operator (teaminfra admin set-backup-retention);
+-- a null column, or no row, takes the operator's default (src/engine/backup-retention.ts).
+CREATE TABLE IF NOT EXISTS team_backup_retention (
+  team_id       TEXT PRIMARY KEY REFERENCES teams (id) ON DELETE CASCADE,
+  keep_manual   INTEGER,
+  keep_safety   INTEGER
+);

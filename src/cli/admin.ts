@@ -7,12 +7,13 @@ import { hashPassword } from '../auth/password.js';
 import { openDatabase } from '../db/connect.js';
 import { newId, nowIso } from '../db/ids.js';
 import type { Database, Plan, Role } from '../db/tables.js';
+import { setTeamRetention } from '../db/repositories/backup-retention.js';
 import { insertServer } from '../db/repositories/servers.js';
 import { insertService } from '../db/repositories/services.js';
 import { findActiveMember, findTeam, insertTeam, setTeamPlan, upsertMember } from '../db/repositories/teams.js';
 import { createToken } from '../db/repositories/tokens.js';
 import { parseArgs } from 'node:util';
-import { COMMON_OPTIONS, dataLocationOf, listOption, parseOptions, required } from './options.js';
+import { backupCount, COMMON_OPTIONS, dataLocationOf, listOption, parseOptions, required } from './options.js';
 import { secureDataDir } from './secure-data-dir.js';
 import { UsageError } from './usage.js';
 import { createDockerServer, DOCKER_COMMANDS } from './docker-commands.js';
@@ -122,6 +123,23 @@ const COMMANDS: Record<string, Handler> = {
     });
     await operatorAudit(db, teamId, 'create_token', 'token', token.id);
     return { id: token.id, token: token.value };
+  },
+  'set-backup-retention': async (db, args) => {
+    const values = parseOptions(args, {
+      team: { type: 'string' }, 'keep-manual': { type: 'string' }, 'keep-safety': { type: 'string' },
+    }, 'set-backup-retention');
+    const teamId = await existingTeam(db, required(values, 'team', 'set-backup-retention'));
+    if (values['keep-manual'] === undefined && values['keep-safety'] === undefined) {
+      throw new UsageError('set-backup-retention: give --keep-manual N and/or --keep-safety N ("default" takes the operator\'s default again).');
+    }
+    // "default" (or leaving an option out) takes the operator's TEAMINFRA_KEEP_* setting.
+    const count = (option: 'keep-manual' | 'keep-safety', least: number) => {
+      const text = values[option];
+      return text === undefined || text === 'default' ? null : backupCount(`set-backup-retention: --${option}`, text, least);
+    };
+    await setTeamRetention(db, teamId, { manual: count('keep-manual', 1), safety: count('keep-safety', 0) });
+    await operatorAudit(db, teamId, 'set_backup_retention', 'team', teamId);
+    return { id: teamId };
   },
   'remove-member': async (db, args) => {
     const values = parseOptions(args, { team: { type: 'string' }, email: { type: 'string' } }, 'remove-member');

@@ -2,6 +2,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { plainTextProblem } from '../core/plain-text.js';
 import { DEFAULT_POOL_SIZE, isPostgresUrl, type PostgresTarget } from '../db/dialect-postgres.js';
+import { DEFAULT_RETENTION, type RetentionPolicy } from '../engine/backup-retention.js';
 import { UsageError } from './usage.js';
 
 type OptionSpec = NonNullable<ParseArgsConfig['options']>;
@@ -67,4 +68,44 @@ export function leaseMsFromEnv(env: NodeJS.ProcessEnv = process.env): { leaseMs?
   const leaseMs = Number(text);
   if (!Number.isInteger(leaseMs) || leaseMs < 300) throw new UsageError(`TEAMINFRA_LEASE_MS must be a number of milliseconds of at least 300; got "${text}".`);
   return { leaseMs };
+}
+
+/**
+ * TEAMINFRA_NODE_GONE_MS: how long a node may go unseen before another node fails the
+ * operations queued for it, with a reason naming it (default 10 minutes, src/engine/node-heartbeat.ts).
+ */
+export function nodeGoneMsFromEnv(env: NodeJS.ProcessEnv = process.env): { nodeGoneAfterMs?: number } {
+  const text = env.TEAMINFRA_NODE_GONE_MS;
+  if (text === undefined || text === '') return {};
+  const nodeGoneAfterMs = Number(text);
+  if (!Number.isInteger(nodeGoneAfterMs) || nodeGoneAfterMs < 1000) {
+    throw new UsageError(`TEAMINFRA_NODE_GONE_MS must be a number of milliseconds of at least 1000; got "${text}".`);
+  }
+  return { nodeGoneAfterMs };
+}
+
+/**
+ * TEAMINFRA_KEEP_SAFETY_BACKUPS (default 3) and TEAMINFRA_KEEP_MANUAL_BACKUPS (default: all):
+ * the newest backups of each kind kept per service; a team may have its own numbers
+ * (admin set-backup-retention). src/engine/backup-retention.ts says what else is kept.
+ */
+export function backupRetentionFromEnv(env: NodeJS.ProcessEnv = process.env): { backupRetention?: RetentionPolicy } {
+  const safety = env.TEAMINFRA_KEEP_SAFETY_BACKUPS;
+  const manual = env.TEAMINFRA_KEEP_MANUAL_BACKUPS;
+  if ((safety === undefined || safety === '') && (manual === undefined || manual === '')) return {};
+  return {
+    backupRetention: {
+      keepSafety: safety === undefined || safety === '' ? DEFAULT_RETENTION.keepSafety : backupCount('TEAMINFRA_KEEP_SAFETY_BACKUPS', safety, 0),
+      keepManual: manual === undefined || manual === '' || manual === 'all' ? null : backupCount('TEAMINFRA_KEEP_MANUAL_BACKUPS', manual, 1),
+    },
+  };
+}
+
+/** A number of backups to keep, from an option or variable; `name` says where it came from. */
+export function backupCount(name: string, text: string, least: number): number {
+  const count = Number(text);
+  if (!/^\d+$/.test(text) || count < least || count > 10_000) {
+    throw new UsageError(`${name} must be a number of backups from ${least} to 10000; got "${text}".`);
+  }
+  return count;
 }

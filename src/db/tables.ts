@@ -128,6 +128,14 @@ export interface OAuthRecordsTable {
   token_id: string | null; expires_at: string | null; consumed_at: string | null;
 }
 
+export interface TeamBackupRetentionTable {
+  team_id: string; keep_manual: number | null; keep_safety: number | null;
+}
+
+export interface NodesTable {
+  name: string; last_seen_at: string;
+}
+
 export interface SecretsKeyCheckTable {
   id: string; sealed: string;
 }
@@ -157,4 +165,6 @@ export interface Database {
   download_links: DownloadLinksTable;
   oauth_records: OAuthRecordsTable;
   secrets_key_check: SecretsKeyCheckTable;
+  nodes: NodesTable;
+  team_backup_retention: TeamBackupRetentionTable;
 }

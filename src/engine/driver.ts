@@ -60,6 +60,11 @@ export interface BackupFile {
 
 export interface RestoreHooks extends StartHooks {
   /**
+   * The service ran when the restore was asked for, so it must run after it, whatever is found
+   * now: a restore resumed after a crash finds the service stopped by its own first attempt.
+   */
+  readonly ranBefore: boolean;
+  /**
    * The backup is verified and the service is stopped (if it ran); nothing is replaced yet.
    * The safety backup is taken here, so it holds exactly the data the restore replaces (none
    * when `hasData` is false: a service never started has no database yet). A throw leaves the
@@ -90,6 +95,7 @@ export interface ServiceDriver {
   /**
    * Writes a consistent snapshot of the service's database (SQLite online backup, also while it
    * runs), gzip-compressed, to `destination`, atomically: the file exists whole or not at all.
+   * A service never provisioned (the operator's command makes rows only) gets its data first.
    */
   backup(service: ServiceSpec, destination: string): Promise<BackupFile>;
   /**

@@ -3,6 +3,7 @@
 // (README.md says why). `close({ services: 'stop' })` stops them too (tests, benchmarks).
 import type { Db } from '../db/connect.js';
 import { nowIso } from '../db/ids.js';
+import { DEFAULT_RETENTION, pruneBackups, type RetentionPolicy } from './backup-retention.js';
 import type { ServiceDriver } from './driver.js';
 import { LocalDriver } from './local/local-driver.js';
 import { DockerDriver } from './docker/docker-driver.js';
@@ -10,6 +11,7 @@ import { EngineRegistry } from './docker/engine-registry.js';
 import { reportDockerOrphans } from './docker/orphans.js';
 import { DriverRouter } from './driver-router.js';
 import { defaultNodeName } from './node-name.js';
+import { NodeHeartbeat } from './node-heartbeat.js';
 import { performOperation } from './perform.js';
 import { reconcileServices } from './reconcile.js';
 import { serviceSpecQuery, specOf, takenPorts } from './service-spec.js';
@@ -22,10 +24,19 @@ export interface EngineConfig {
   node: string;
   /** How long a worker's claim on an operation lasts without renewal. */
   leaseMs: number;
+  /**
+   * How long another node may go unseen before the operations queued for it are failed
+   * (TEAMINFRA_NODE_GONE_MS; node-heartbeat.ts).
+   */
+  nodeGoneAfterMs: number;
   /** How often the worker looks for operations it was not woken for. */
   pollMs: number;
   /** Operations run at once by this process. */
   concurrency: number;
+  /** Which backups are kept (TEAMINFRA_KEEP_SAFETY_BACKUPS, TEAMINFRA_KEEP_MANUAL_BACKUPS; backup-retention.ts). */
+  backupRetention: RetentionPolicy;
+  /** How often backups are pruned (also once at start); 0: never. */
+  backupRetentionIntervalMs: number;
   /** How often running services are checked for a process that died; 0: never. */
   reconcileIntervalMs: number;
   startTimeoutMs: number;
@@ -52,7 +63,8 @@ function startTimeoutFromEnv(): number {
 }
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
-  node: defaultNodeName(), leaseMs: 30_000, pollMs: 500, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
+  node: defaultNodeName(), leaseMs: 30_000, nodeGoneAfterMs: 600_000, pollMs: 500,
+  backupRetention: DEFAULT_RETENTION, backupRetentionIntervalMs: 600_000, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
   copyMailRelay: () => null,
   containerMailRelay: () => null,
   newServersDockerHost: null,
@@ -82,9 +94,22 @@ export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onEr
   const worker = new OperationWorker(db, (operation, owner, attempt) => performOperation({ db, driver, onError, newServersDockerHost: config.newServersDockerHost }, operation, owner, attempt), {
     node: config.node, leaseMs: config.leaseMs, pollMs: config.pollMs, concurrency: config.concurrency, onError,
   });
+  const heartbeat = new NodeHeartbeat(db, {
+    node: config.node, goneAfterMs: config.nodeGoneAfterMs, onError,
+    intervalMs: Math.max(100, Math.floor(Math.min(config.leaseMs, config.nodeGoneAfterMs) / 3)),
+  });
   let state: 'new' | 'started' | 'closed' = 'new';
   let reconcileTimer: NodeJS.Timeout | undefined;
   let reconciling: Promise<void> | undefined;
+  let retentionTimer: NodeJS.Timeout | undefined;
+  let pruning: Promise<unknown> | undefined;
+  const prune = () => {
+    pruning ??= pruneBackups(db, { node: config.node, defaults: config.backupRetention })
+      .catch((error: unknown) => onError(error, 'pruning backups'))
+      .finally(() => {
+        pruning = undefined;
+      });
+  };
 
   return {
     driver,
@@ -94,9 +119,15 @@ export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onEr
     async start() {
       if (state !== 'new') return;
       state = 'started';
+      await heartbeat.start();
       await reconcileServices(reconcileDeps, 'startup');
       await reportDockerOrphans(db.kysely, engines, onError);
       worker.start();
+      if (config.backupRetentionIntervalMs > 0) {
+        prune();
+        retentionTimer = setInterval(prune, config.backupRetentionIntervalMs);
+        retentionTimer.unref();
+      }
       if (config.reconcileIntervalMs > 0) {
         reconcileTimer = setInterval(() => {
           reconciling ??= reconcileServices(reconcileDeps, 'periodic').finally(() => {
@@ -110,8 +141,11 @@ export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onEr
       if (state === 'closed') return;
       state = 'closed';
       if (reconcileTimer) clearInterval(reconcileTimer);
+      if (retentionTimer) clearInterval(retentionTimer);
       await reconciling;
+      await pruning;
       await worker.close();
+      await heartbeat.close();
       if (options.services === 'stop') await stopEveryService(db, driver, onError);
       await engines.close();
     },

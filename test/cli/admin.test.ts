@@ -113,6 +113,22 @@ describe('teaminfra admin', () => {
       .toContain('Unknown event type service.exploded');
   });
 
+  it('set-backup-retention keeps a team\'s own numbers, "default" clears one, and refuses a number that is not one', async () => {
+    expect(await admin(dataDir, ['set-backup-retention', '--team', teamId, '--keep-manual', '10', '--keep-safety', '0'])).toEqual({ id: teamId });
+    const read = async () => {
+      const db = openDatabase(dataDir);
+      const row = await db.kysely.selectFrom('team_backup_retention').select(['keep_manual', 'keep_safety']).where('team_id', '=', teamId).executeTakeFirst();
+      await db.close();
+      return row;
+    };
+    expect(await read()).toEqual({ keep_manual: 10, keep_safety: 0 });
+    await admin(dataDir, ['set-backup-retention', '--team', teamId, '--keep-manual', 'default', '--keep-safety', '2']);
+    expect(await read()).toEqual({ keep_manual: null, keep_safety: 2 });
+    expect(await failing(['set-backup-retention', '--team', teamId, '--keep-manual', '0']))
+      .toContain('set-backup-retention: --keep-manual must be a number of backups from 1 to 10000; got "0".');
+    expect(await failing(['set-backup-retention', '--team', teamId])).toContain('give --keep-manual N and/or --keep-safety N');
+  });
+
   it('prints usage for help and refuses an unknown command', async () => {
     const help = await runCli(['help']);
     expect(help.code).toBe(0);

@@ -201,3 +201,17 @@ export async function failExpiredOperation(
   const result = await query.executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
+
+/**
+ * Ends an operation still queued for `node`, only if nobody took it and the node has not been
+ * seen after `unseenSince` (it may have come back since the operation was read); false otherwise.
+ */
+export async function failQueuedOperation(
+  db: Kysely<Database>, operationId: string, node: string, unseenSince: string, outcome: { reason: string; at: string },
+): Promise<boolean> {
+  const result = await db.updateTable('operations').set({ state: 'failed', reason: outcome.reason, result: null, finished_at: outcome.at })
+    .where('id', '=', operationId).where('state', '=', 'queued')
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('nodes').select('name').where('name', '=', node).where('last_seen_at', '>', unseenSince))))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

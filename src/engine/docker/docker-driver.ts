@@ -168,7 +168,7 @@ export class DockerDriver implements ServiceDriver {
     await this.putIntoVolume(api, contract, service, staged, unpackedTar(local));
     await this.verifyVolume(api, contract, service, staged);
     // 2. Stopped, and the safety backup of exactly the data being replaced.
-    const wasRunning = (await listServiceContainers(api, service.id)).some((container) => container.running);
+    const wasRunning = hooks.ranBefore || (await listServiceContainers(api, service.id)).some((container) => container.running);
     if (wasRunning) await this.stop(service);
     try {
       await hooks.beforeSwap({ hasData: true });

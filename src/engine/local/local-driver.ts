@@ -127,6 +127,9 @@ export class LocalDriver implements ServiceDriver {
   }
 
   async backup(service: ServiceSpec, destination: string): Promise<BackupFile> {
+    // A service the operator's command created was never provisioned by a worker: it gets its
+    // database now (what provisioning or a first start would create), as a Docker service's does.
+    await this.provision(service);
     mkdirSync(dirname(destination), { recursive: true });
     const packed = await runDatabaseJob<{ sizeBytes: number; sha256: string }>({
       kind: 'pack', source: join(this.serviceDir(service), DATABASE_FILE), destination,
@@ -161,7 +164,7 @@ export class LocalDriver implements ServiceDriver {
     try {
       // Everything that can be wrong with the backup is found here, before the service is touched.
       await runDatabaseJob({ kind: 'unpack', archive: backup.path, sha256: backup.sha256, destination: staged });
-      const wasRunning = (await this.settled(service)).state === 'running';
+      const wasRunning = (await this.settled(service)).state === 'running' || hooks.ranBefore;
       if (wasRunning) await this.stop(service);
       try {
         await hooks.beforeSwap({ hasData: existsSync(join(dir, DATABASE_FILE)) });

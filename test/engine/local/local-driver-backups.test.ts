@@ -20,8 +20,10 @@ import { startSmtpSink } from '../support/smtp-sink.js';
 const noHooks = { portAssigned: async () => undefined, spawned: async () => undefined };
 const restoreHooks = (
   beforeSwap: () => Promise<void> = async () => undefined, seen: (current: { hasData: boolean }) => void = () => undefined,
+  ranBefore = false,
 ): RestoreHooks => ({
   ...noHooks,
+  ranBefore,
   async beforeSwap(current) {
     seen(current);
     await beforeSwap();
@@ -111,6 +113,18 @@ describe.skipIf(process.platform !== 'linux')('LocalDriver backups, restores and
     expect(await driver.restore(service, backup, restoreHooks())).toBeNull();
     expect(countRows(databaseOf(service), 'products')).toBe(5);
     expect(processesMatching(service.id)).toEqual([]);
+  });
+
+  it('starts a stopped service on the restored data when it ran before the restore was asked (a resumed restore)', async () => {
+    const service = spec('svc_restoreresumed00000');
+    await driver.provision(service);
+    const backup = await driver.backup(service, join(dataDir, 'resumed.sqlite.gz'));
+    deleteProducts(service);
+    const running = await driver.restore(service, backup, restoreHooks(undefined, undefined, true));
+    expect(running).toMatchObject({ pid: expect.any(Number), port: expect.any(Number) });
+    expect((await fetchText(`http://127.0.0.1:${running?.port}/`)).text).toContain('Products: 5');
+    expect(processesMatching(service.id)).toEqual([running?.pid]);
+    await driver.stop(service);
   });
 
   it('changes nothing, and stops nothing, when the backup is bad', async () => {

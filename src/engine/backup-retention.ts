@@ -1,0 +1,102 @@
+// Backup retention: which backups are kept, and removing the rest, files and rows.
+// - Per service, the newest `keepSafety` safety backups (default 3) and the newest `keepManual`
+//   manual ones (default: all; manual backups are the team's, asked for one by one) are kept;
+//   a team may have its own numbers (team_backup_retention, set by `teaminfra admin
+//   set-backup-retention`). A failed backup has no file; its row stays, as the record of why.
+// - A deleted service's backups cannot be listed, downloaded or restored any more: all of them
+//   go, files and rows, at the first pass after the delete.
+// - A backup a queued or running restore names (the one being restored, its safety backup) is
+//   never removed, whatever its age; nor is a pending one.
+// - Files under <data dir>/backups/ that no backup row names (left by a crash between the row's
+//   delete and the file's, or by an earlier version) are removed.
+// Each node prunes the backups of the services its servers host: their files are in its data
+// directory. Backups of Docker services live in the engine's backups volume (docker://...),
+// which only the Docker driver can reach: they are left alone here (see the note in README.md).
+import { readdirSync, rmdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Db } from '../db/connect.js';
+import {
+  backupRowExists, backupsNamedByRestores, deleteFinishedBackup, listFinishedBackups, teamRetentions, type RetainedBackup,
+} from '../db/repositories/backup-retention.js';
+import { isEngineBackupPath } from './docker/backup-store.js';
+import { inWriteTransaction } from './write-transaction.js';
+
+export interface RetentionPolicy {
+  /** Newest manual backups kept per service; null: every one. */
+  keepManual: number | null;
+  /** Newest safety backups kept per service. */
+  keepSafety: number;
+}
+
+export const DEFAULT_RETENTION: RetentionPolicy = { keepManual: null, keepSafety: 3 };
+
+/** Removes what the policy does not keep; returns the ids of the backups removed. */
+export async function pruneBackups(db: Db, options: { node: string; defaults: RetentionPolicy }): Promise<string[]> {
+  const policies = await policiesByTeam(db, options.defaults);
+  const named = await backupsNamedByRestores(db.kysely);
+  const keptSoFar = new Map<string, number>();
+  const removed: string[] = [];
+  for (const backup of await listFinishedBackups(db.kysely, options.node)) {
+    if (backup.file_path !== null && isEngineBackupPath(backup.file_path)) continue;
+    const key = `${backup.service_id}/${backup.kind}`;
+    const newer = keptSoFar.get(key) ?? 0;
+    if (backup.state === 'completed') keptSoFar.set(key, newer + 1);
+    if (keeps(backup, newer, policies.get(backup.team_id) ?? options.defaults) || named.has(backup.id)) continue;
+    if (await removeBackup(db, backup)) removed.push(backup.id);
+  }
+  await removeFilesWithoutRows(db);
+  return removed;
+}
+
+function keeps(backup: RetainedBackup, newer: number, policy: RetentionPolicy): boolean {
+  if (backup.service_deleted) return false;
+  if (backup.state === 'failed') return true;
+  const limit = backup.kind === 'safety' ? policy.keepSafety : policy.keepManual;
+  return limit === null || newer < limit;
+}
+
+/** The row first (checked again: a restore may have named it since), then the file. */
+async function removeBackup(db: Db, backup: RetainedBackup): Promise<boolean> {
+  const deleted = await inWriteTransaction(db.kysely, async (trx) => {
+    if ((await backupsNamedByRestores(trx)).has(backup.id)) return false;
+    return deleteFinishedBackup(trx, backup.id);
+  });
+  if (deleted && backup.file_path !== null) rmSync(backup.file_path, { force: true });
+  return deleted;
+}
+
+async function policiesByTeam(db: Db, defaults: RetentionPolicy): Promise<Map<string, RetentionPolicy>> {
+  const policies = new Map<string, RetentionPolicy>();
+  for (const row of await teamRetentions(db.kysely)) {
+    policies.set(row.team_id, { keepManual: row.keep_manual ?? defaults.keepManual, keepSafety: row.keep_safety ?? defaults.keepSafety });
+  }
+  return policies;
+}
+
+// Runs after the rows were pruned, so every file it finds without a row is left over. A backup
+// being written has its (pending) row from before its first byte. A deleted service's folder
+// goes too once empty (no backup of it can begin any more; a live one's may be about to).
+async function removeFilesWithoutRows(db: Db): Promise<void> {
+  const root = join(db.dataDir, 'backups');
+  for (const folder of foldersIn(root)) {
+    const dir = join(root, folder);
+    for (const file of readdirSync(dir)) {
+      const backupId = file.split('.')[0] as string;
+      if (backupId.startsWith('bak_') && !(await backupRowExists(db.kysely, backupId))) rmSync(join(dir, file), { force: true });
+    }
+    if (readdirSync(dir).length === 0 && await isDeletedService(db, folder)) rmdirSync(dir);
+  }
+}
+
+async function isDeletedService(db: Db, serviceId: string): Promise<boolean> {
+  const service = await db.kysely.selectFrom('erp_services').select('deleted_at').where('id', '=', serviceId).executeTakeFirst();
+  return service?.deleted_at != null;
+}
+
+function foldersIn(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+  } catch {
+    return [];
+  }
+}
