@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import type { AccessSettings } from '../db/repositories/token-admin.js';
 import type { Database } from '../db/tables.js';
 import type { OAuthInstance } from './oauth-server.js';
+import { namesMetadataDocument } from './client-metadata-document.js';
 import { API_SCOPE, CLI_CLIENT_ID, MCP_SCOPE, resourceOfClient } from './provider-config.js';
 import { createSignIn } from './sign-ins.js';
 
@@ -17,6 +18,8 @@ export interface PendingSignIn {
   withCode: boolean;
   clientId: string;
   clientName: string;
+  /** For a client known by its metadata document (an https client_id): the host that publishes it. */
+  metadataDocumentHost: string | null;
   /** Where the browser is sent back to (host, or scheme for an app's own scheme); null for the device flow. */
   redirectTarget: string | null;
   /** The origin of that redirect (or the app's scheme), for the consent page's form-action. */
@@ -54,6 +57,7 @@ export async function pendingSignIn(instance: OAuthInstance, base: string, { req
     withCode: typeof details.deviceCode === 'string',
     clientId,
     clientName: typeof metadata.client_name === 'string' && metadata.client_name.trim() !== '' ? metadata.client_name.trim() : clientId,
+    metadataDocumentHost: namesMetadataDocument(clientId) ? URL.parse(clientId)?.host ?? null : null,
     redirectTarget: redirectTargetOf(details.params.redirect_uri),
     redirectOrigin: redirectOriginOf(details.params.redirect_uri),
     resource,

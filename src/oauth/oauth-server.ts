@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Provider } from 'oidc-provider';
 import type { App } from '../app.js';
+import { ClientMetadataFetcher } from './client-metadata-fetcher.js';
 import { MCP_SCOPE, OAUTH_ROUTES, providerConfiguration } from './provider-config.js';
 import { applyRedirectUriRules } from './redirect-uris.js';
 import { loadServerSecrets, type ServerSecrets } from './server-secrets.js';
@@ -23,8 +24,16 @@ export type OAuthErrorLog = (message: string, error: unknown) => void;
 export class OAuthServer {
   private readonly instances = new Map<string, Promise<OAuthInstance>>();
   private secrets: Promise<ServerSecrets> | undefined;
+  /** Shared by every issuer: one cache of clients' metadata documents, one connection pool. */
+  private readonly clientMetadata: ClientMetadataFetcher;
 
-  constructor(private readonly app: App, private readonly logError: OAuthErrorLog) {}
+  constructor(private readonly app: App, private readonly logError: OAuthErrorLog) {
+    this.clientMetadata = new ClientMetadataFetcher(app.config.clientMetadata);
+  }
+
+  close(): Promise<void> {
+    return this.clientMetadata.close();
+  }
 
   instanceFor(base: string): Promise<OAuthInstance> {
     let instance = this.instances.get(base);
@@ -43,7 +52,7 @@ export class OAuthServer {
       this.secrets = undefined;
       throw error;
     });
-    const provider = new Provider(base, providerConfiguration(this.app.db.kysely, base, await this.secrets));
+    const provider = new Provider(base, providerConfiguration(this.app.db.kysely, base, await this.secrets, this.clientMetadata));
     issueTeamTokenValues(provider);
     applyRedirectUriRules(provider);
     provider.use(async (ctx, next) => {

@@ -1,5 +1,6 @@
 // How the OAuth server (oidc-provider) is configured for teaminfra. What matters, and why:
-// - Two kinds of client. Assistants register themselves (RFC 7591) and use the authorization code
+// - Two kinds of client. Assistants register themselves (RFC 7591), or name their metadata
+//   document's https URL as client_id (Client ID Metadata Documents, adapter.ts), and use the authorization code
 //   flow with PKCE S256, for the resource `<base>/mcp`. The command line is one built-in public
 //   client using the device flow (RFC 8628), for the resource `<base>/api`. A client gets tokens
 //   for its own resource only (RFC 8707); anything else is `invalid_target`.
@@ -15,6 +16,7 @@ import type { Database } from '../db/tables.js';
 import { deviceSuccessPage, oauthErrorPage, userCodeConfirmPage, userCodeInputPage } from '../panel/oauth-views.js';
 import { ACCESS_TOKEN_BITS } from './access-token-shape.js';
 import { databaseAdapter } from './adapter.js';
+import type { ClientMetadataFetcher } from './client-metadata-fetcher.js';
 import { apiResourceOf, mcpResourceOf } from './public-base.js';
 import type { ServerSecrets } from './server-secrets.js';
 
@@ -65,9 +67,13 @@ function approvalPolicy() {
   return policy;
 }
 
-export function providerConfiguration(db: Kysely<Database>, base: string, secrets: ServerSecrets): Configuration {
+export function providerConfiguration(
+  db: Kysely<Database>, base: string, secrets: ServerSecrets, clientMetadata: ClientMetadataFetcher,
+): Configuration {
   return {
-    adapter: databaseAdapter(db),
+    adapter: databaseAdapter(db, clientMetadata),
+    // The library (v8) fetches no metadata documents itself; our adapter does (the draft's AS metadata flag).
+    discovery: { client_id_metadata_document_supported: true },
     clients: [{
       client_id: CLI_CLIENT_ID, client_name: CLI_CLIENT_NAME, application_type: 'native',
       token_endpoint_auth_method: 'none', grant_types: [DEVICE_CODE_GRANT], response_types: [], redirect_uris: [],

@@ -97,7 +97,8 @@ function notFound(): PanelRefusal {
 function consentPage(session: TeamSession, pending: PendingSignIn, values: FormBody, choices: Choices, errors: string[]): Html {
   return page('Sign in an AI assistant', html`${errors.map((error) => html`<p class="error" role="alert">${error}</p>`)}
 <p><strong class="assistant-name">${pending.clientName}</strong> asks for a token to use the MCP server of <strong>${session.team.name}</strong>.
-After you decide, your browser goes back to <strong class="redirect-target">${pending.redirectTarget ?? 'the assistant'}</strong>.
+${pending.metadataDocumentHost ? html`Its description is published by <strong class="publisher">${pending.metadataDocumentHost}</strong>.
+` : ''}After you decide, your browser goes back to <strong class="redirect-target">${pending.redirectTarget ?? 'the assistant'}</strong>.
 Approve only if you started this sign-in from that assistant.</p>
 <p class="muted">Choose what it may do. The token is accepted by the MCP server only. It is listed on the API Tokens page,
 where you can change its access or revoke it at any time.</p>
