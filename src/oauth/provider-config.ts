@@ -12,6 +12,7 @@
 // - No ID tokens, no userinfo, no DPoP (our resource servers take Bearer tokens only).
 import type { Kysely } from 'kysely';
 import { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { PERMISSION_IDS } from '../auth/permissions.js';
 import type { Database } from '../db/tables.js';
 import { deviceSuccessPage, oauthErrorPage, userCodeConfirmPage, userCodeInputPage } from '../panel/oauth-views.js';
 import { ACCESS_TOKEN_BITS } from './access-token-shape.js';
@@ -22,9 +23,14 @@ import type { ServerSecrets } from './server-secrets.js';
 
 export const CLI_CLIENT_ID = 'teaminfra-cli';
 export const CLI_CLIENT_NAME = 'teaminfra command line';
-/** The one scope of each resource. Access itself is chosen on the consent page, not by scopes. */
+/**
+ * The scope of each resource. Access itself is chosen on the consent page: an assistant may also
+ * ask for permissions by their ids as scopes (`services:operate`, as a step-up challenge names
+ * them), which the consent page then offers ticked; the person decides.
+ */
 export const MCP_SCOPE = 'mcp';
 export const API_SCOPE = 'api';
+const MCP_RESOURCE_SCOPES = [MCP_SCOPE, ...PERMISSION_IDS].join(' ');
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 export const OAUTH_ROUTES = {
@@ -126,7 +132,7 @@ export function providerConfiguration(
           if (resourceIndicator !== own.resource) {
             throw new errors.InvalidTarget(`this client can get tokens for ${own.resource} only`);
           }
-          return { scope: own.scope, audience: own.resource, accessTokenFormat: 'opaque' };
+          return { scope: own.scope === MCP_SCOPE ? MCP_RESOURCE_SCOPES : own.scope, audience: own.resource, accessTokenFormat: 'opaque' };
         },
       },
     },

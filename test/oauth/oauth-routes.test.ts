@@ -64,17 +64,17 @@ describe('GET /.well-known/oauth-protected-resource/mcp', () => {
 });
 
 describe('POST /mcp without a valid token', () => {
-  it('answers 401 with a challenge naming the protected resource metadata', async () => {
+  it('answers 401 with a challenge naming the scope to ask for and the protected resource metadata', async () => {
     const response = await rpc(base, undefined, INITIALIZE);
     expect(response.status).toBe(401);
     expect(response.headers['www-authenticate'])
-      .toBe(`Bearer realm="teaminfra", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
+      .toBe(`Bearer realm="teaminfra", scope="mcp", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
   });
 
   it('adds error="invalid_token" when the token is unknown', async () => {
     const response = await rpc(base, 'Zm9vYmFyYmF6cXV4cXV1eHF1dXhxdXV4cXV1eHF1dXg', INITIALIZE);
     expect(response.status).toBe(401);
-    expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="teaminfra", error="invalid_token", error_description="[^"]+", resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp"$/);
+    expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="teaminfra", error="invalid_token", error_description="[^"]+", scope="mcp", resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp"$/);
   });
 });
 
