@@ -6,8 +6,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Provider } from 'oidc-provider';
 import type { App } from '../app.js';
 import { ClientMetadataFetcher } from './client-metadata-fetcher.js';
-import { MCP_SCOPE, OAUTH_ROUTES, providerConfiguration } from './provider-config.js';
+import { providerConfiguration } from './provider-config.js';
 import { applyRedirectUriRules } from './redirect-uris.js';
+import { normalizeRequests } from './request-normalization.js';
 import { loadServerSecrets, type ServerSecrets } from './server-secrets.js';
 import { issueTeamTokenValues } from './token-values.js';
 
@@ -55,15 +56,7 @@ export class OAuthServer {
     const provider = new Provider(base, providerConfiguration(this.app.db.kysely, base, await this.secrets, this.clientMetadata));
     issueTeamTokenValues(provider);
     applyRedirectUriRules(provider);
-    provider.use(async (ctx, next) => {
-      // Every assistant token is for the MCP resource, so the authorization request always asks
-      // for its scope, even from a client that sends none (the library refuses a grant of nothing).
-      if (ctx.method === 'GET' && ctx.path === OAUTH_ROUTES.authorization) {
-        const scopes = new Set(String(ctx.query.scope ?? '').split(' ').filter(Boolean));
-        if (!scopes.has(MCP_SCOPE)) ctx.query = { ...ctx.query, scope: [...scopes, MCP_SCOPE].join(' ') };
-      }
-      await next();
-    });
+    normalizeRequests(provider, base);
     provider.on('server_error', (_ctx: unknown, error: unknown) => this.logError('OAuth server error', error));
     // Replaces Koa's own console logging of errors that escape the library's handlers.
     provider.app.on('error', (error: { expose?: boolean }) => {

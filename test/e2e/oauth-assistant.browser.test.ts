@@ -273,6 +273,55 @@ describe('Assistant sign-in over OAuth, consent in headless Chromium', () => {
     expect((await arrived).get('error')).toBe('invalid_target');
   });
 
+  it('reads a resource with a trailing slash as its MCP endpoint, at authorization, code exchange and refresh', async () => {
+    const client = await startSignIn(base);
+    const metadata = await discoverAuthorizationServerMetadata(base);
+    const slashed = new URL(`${base}/mcp/`);
+    const { authorizationUrl, codeVerifier } = await startAuthorization(base, {
+      metadata, clientInformation: client.information!, redirectUrl: callback.url, scope: 'mcp', resource: slashed,
+    });
+    expect(authorizationUrl.searchParams.get('resource')).toBe(`${base}/mcp/`);
+    const arrived = callback.next();
+    await owner.goto(authorizationUrl.href);
+    await owner.click('button[value=approve]');
+    const tokens = await exchangeAuthorization(base, {
+      metadata, clientInformation: client.information!, authorizationCode: (await arrived).get('code')!, codeVerifier, redirectUri: callback.url, resource: slashed,
+    });
+    // Bound to the one MCP resource: /mcp checks the audience on every request.
+    expect((await rpc(base, tokens.access_token, INITIALIZE)).status).toBe(200);
+    const refreshed = await refreshAuthorization(base, { metadata, clientInformation: client.information!, refreshToken: tokens.refresh_token!, resource: slashed });
+    expect((await rpc(base, refreshed.access_token, INITIALIZE)).status).toBe(200);
+  });
+
+  it('signs in an assistant that sends no resource at all, for its MCP endpoint', async () => {
+    const client = await startSignIn(base);
+    const metadata = await discoverAuthorizationServerMetadata(base);
+    const { authorizationUrl, codeVerifier } = await startAuthorization(base, {
+      metadata, clientInformation: client.information!, redirectUrl: callback.url, scope: 'mcp',
+    });
+    expect(authorizationUrl.searchParams.has('resource')).toBe(false);
+    const arrived = callback.next();
+    await owner.goto(authorizationUrl.href);
+    await owner.click('button[value=approve]');
+    const tokens = await exchangeAuthorization(base, {
+      metadata, clientInformation: client.information!, authorizationCode: (await arrived).get('code')!, codeVerifier, redirectUri: callback.url,
+    });
+    expect((await rpc(base, tokens.access_token, INITIALIZE)).status).toBe(200);
+  });
+
+  it('refuses the API resource for an assistant, with or without a trailing slash (invalid_target)', async () => {
+    const client = await startSignIn(base);
+    const metadata = await discoverAuthorizationServerMetadata(base);
+    for (const resource of [`${base}/api`, `${base}/api/`, `${base}/mcp//`]) {
+      const { authorizationUrl } = await startAuthorization(base, {
+        metadata, clientInformation: client.information!, redirectUrl: callback.url, scope: 'mcp', resource: new URL(resource),
+      });
+      const arrived = callback.next();
+      await owner.goto(authorizationUrl.href);
+      expect((await arrived).get('error'), resource).toBe('invalid_target');
+    }
+  });
+
   it('signs in an assistant that asks for no scope at all', async () => {
     const client = await startSignIn(base);
     const metadata = await discoverAuthorizationServerMetadata(base);
