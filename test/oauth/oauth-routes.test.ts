@@ -24,7 +24,7 @@ const form = (fields: Record<string, string>): RequestInit => ({
 });
 
 describe('GET /.well-known/oauth-authorization-server and /.well-known/openid-configuration', () => {
-  it('describe one issuer, the public base, with PKCE S256, registration, device flow and revocation', async () => {
+  it('describe one issuer, the public base, with PKCE S256, registration, metadata documents, device flow and revocation', async () => {
     const oauth = await json('/.well-known/oauth-authorization-server');
     const openid = await json('/.well-known/openid-configuration');
     expect(oauth.status).toBe(200);
@@ -38,6 +38,9 @@ describe('GET /.well-known/oauth-authorization-server and /.well-known/openid-co
       device_authorization_endpoint: `${base}/oauth/device_authorization`,
       code_challenge_methods_supported: ['S256'],
       response_types_supported: ['code'],
+      // RFC 9207 (iss in authorization responses) and Client ID Metadata Documents beside registration.
+      authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
     });
     expect(oauth.body.grant_types_supported).toEqual(expect.arrayContaining([
       'authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code',
