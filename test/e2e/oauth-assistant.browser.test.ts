@@ -386,10 +386,14 @@ describe('Assistant sign-in over OAuth, consent in headless Chromium', () => {
       `resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
     // The body is our problem document: the same code and sentence as the REST API and an isError result.
     expect(refused.json()).toMatchObject({ code: 'missing_permission', permission: 'services:operate', detail: 'This API token does not have the services:operate scope.' });
+    // The same when the call asks for progress (which would otherwise be answered over SSE, status 200 at once).
+    const withProgress = await rpc(base, readOnly.savedTokens!.access_token, { ...call, params: { ...call.params, _meta: { progressToken: 1 } } });
+    expect(withProgress.status).toBe(403);
+    expect(withProgress.headers['www-authenticate']).toContain('error="insufficient_scope"');
     await server.app.audit.flush();
     const audited = await server.app.db.kysely.selectFrom('audit_log').select(['action', 'outcome', 'code'])
       .where('action', '=', 'start_erp_service').execute();
-    expect(audited).toEqual([{ action: 'start_erp_service', outcome: 'denied', code: 'missing_permission' }]);
+    expect(audited).toEqual(Array(2).fill({ action: 'start_erp_service', outcome: 'denied', code: 'missing_permission' }));
   });
 
   it('steps up from read-only to services:operate: the consent page offers it ticked, and the new token has it', async () => {
