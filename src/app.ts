@@ -8,6 +8,7 @@ import { rateLimitFromEnv, type RateLimitConfig } from './http/rate-limit.js';
 import { MailCatcher } from './mail/mail-catcher.js';
 import { mailConfigFromEnv, type MailConfig } from './mail/mail-config.js';
 import { DecisionSweeper } from './decisions/decision-sweeper.js';
+import { clientMetadataConfigFromEnv, type ClientMetadataConfig } from './oauth/client-metadata-fetcher.js';
 import { SecretBox } from './secrets/secret-box.js';
 import { loadSecretsKeys, type SecretsKeys } from './secrets/secrets-key.js';
 import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config.js';
@@ -25,6 +26,8 @@ export interface AppConfig {
   engine?: Partial<EngineConfig>;
   mail: MailConfig;
   webhooks: WebhookConfig;
+  /** How the sign-in server fetches clients' metadata documents (limits, and the test-only switches). */
+  clientMetadata: ClientMetadataConfig;
   /** The keys that seal secrets in the database; default: TEAMINFRA_SECRETS_KEY(_PREVIOUS), else `dataDir`/secrets.key. */
   secretsKeys?: SecretsKeys;
 }
@@ -48,6 +51,7 @@ export interface App extends CoreDeps {
 export function defaultConfig(dataDir: string): AppConfig {
   return {
     dataDir, rateLimit: rateLimitFromEnv(), bodyLimitBytes: 64 * 1024, mail: mailConfigFromEnv(), webhooks: webhookConfigFromEnv(),
+    clientMetadata: clientMetadataConfigFromEnv(),
   };
 }
 

@@ -164,11 +164,22 @@ function denied(
   });
 }
 
+/**
+ * The permission step's refusal (403 missing_permission), if any. Exported for the MCP endpoint,
+ * which asks it before a call to answer an assistant's sign-in with a step-up challenge; the
+ * call itself still goes through invoke(), which asks it again.
+ */
+export function permissionRefusal(principal: Principal, capability: Capability): AppError | undefined {
+  if (capability.permission === null || holds(principal, capability.permission) || capability.readableByRequester) return undefined;
+  return missingPermission(capability.permission);
+}
+
 /** The permission step: the token's reach, narrowed to its own requests where that is allowed; or 403. */
 function permittedReach(principal: Principal, capability: Capability): Reach {
+  const refusal = permissionRefusal(principal, capability);
+  if (refusal) throw refusal;
   if (capability.permission === null || holds(principal, capability.permission)) return principal.reach;
-  if (capability.readableByRequester) return { ...principal.reach, requestedOnly: true };
-  throw missingPermission(capability.permission);
+  return { ...principal.reach, requestedOnly: true };
 }
 
 function creationRefusal(principal: Principal, capability: Capability): AppError | undefined {

@@ -53,7 +53,7 @@ async function handle(
     if (capability.http.status === 202 && isOperation(output)) reply.header('Location', `/api/operations/${output.id}`);
     return reply.code(capability.http.status).send(output);
   } catch (thrown) {
-    return sendProblem(reply, toAppError(thrown), bearer !== undefined);
+    return sendProblem(reply, toAppError(thrown), { hadBearer: bearer !== undefined });
   }
 }
 

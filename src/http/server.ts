@@ -73,6 +73,7 @@ export async function buildHttpServer(app: App, catalog: readonly Capability[], 
   registerDocs(server, buildOpenApiDocument(catalog));
   // Sign-in of assistants and the command line (src/oauth); its approval pages are in the panel.
   const oauth = new OAuthServer(app, (message, error) => server.log.error({ err: error }, message));
+  server.addHook('onClose', async () => oauth.close());
   registerOAuthRoutes(server, app, oauth, { allowedHosts: options.allowedHosts });
   await registerPanel(server, app, oauth);
   registerMcpHttp(server, app, catalog, { allowedHosts: options.allowedHosts, limiter });

@@ -2,7 +2,8 @@
 // Server (cheap: the tools were built once at start), so any node can answer any request and
 // nothing is kept between requests. Order per request: Host/Origin (403), rate limit (429),
 // bearer through admit() (401/403), the token's audience if a sign-in issued it (401), body
-// (413/415), framing (406/400), session binding (404),
+// (413/415), framing (406/400), session binding (404), a step-up challenge for a tool call an
+// assistant's sign-in lacks the permission for (403, step-up.ts),
 // then the server, answering in JSON, or over SSE (the SDK's transport) when progress is asked.
 // See README.md in this folder for why stateless, and why two transports.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -15,10 +16,12 @@ import { admit } from '../core/invoke.js';
 import type { Principal } from '../core/principal.js';
 import { sendProblem } from '../http/problem.js';
 import { audienceRefusal } from '../oauth/audience.js';
+import { MCP_SCOPE } from '../oauth/provider-config.js';
 import { mcpResourceOf, protectedResourceMetadataUrlOf, publicBaseOf } from '../oauth/public-base.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { hostPolicyOf, hostRefusal, type HostPolicy } from './allowed-hosts.js';
 import { connectMcpServer, createMcpServer } from './mcp-server.js';
+import { stepUpFor } from './step-up.js';
 import { openSessionId, sessionBelongsTo } from './session-binding.js';
 import { buildToolCatalog, type ToolCatalog } from './tool-definitions.js';
 import { isInitialize, rpcBodyOf, sendRpcError, wantsProgress } from './json-rpc.js';
@@ -82,7 +85,8 @@ async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): 
     gate.admitted.set(request, principal);
     return undefined;
   } catch (thrown) {
-    return sendProblem(reply, toAppError(thrown), bearer !== undefined, protectedResourceMetadataUrlOf(base));
+    // The scope a first sign-in asks for: the consent page starts from read-only access.
+    return sendProblem(reply, toAppError(thrown), { hadBearer: bearer !== undefined, resourceMetadata: protectedResourceMetadataUrlOf(base), scope: MCP_SCOPE });
   }
 }
 
@@ -95,11 +99,22 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   const body = rpcBodyOf(request);
   if ('status' in body) return sendRpcError(reply, body);
   const bearer = bearerFrom(request.headers.authorization) as string; // guard() admitted it
-  const { tokenId } = gate.admitted.get(request) as Principal;
+  const principal = gate.admitted.get(request) as Principal;
+  const { tokenId } = principal;
   const sessionId = request.headers['mcp-session-id'];
   if (typeof sessionId === 'string' && !isInitialize(body.messages) && !sessionBelongsTo(sessionId, tokenId)) {
     await sendProblem(reply, new AppError('not_found',
       'No such MCP session for this token. Sessions belong to the token that opened them; initialize a new one.'));
+    return;
+  }
+  const stepUp = stepUpFor(gate.tools, principal, body.messages);
+  if (stepUp) {
+    gate.app.audit.record({
+      team_id: principal.teamId, actor_type: 'token', actor_id: tokenId, channel: 'mcp', action: stepUp.tool,
+      target_type: null, target_id: null, outcome: 'denied', code: stepUp.refusal.code, detail: stepUp.refusal.detail,
+    });
+    const resourceMetadata = protectedResourceMetadataUrlOf(publicBaseOf(request, gate.app.publicUrl));
+    await sendProblem(reply, stepUp.refusal, { hadBearer: true, resourceMetadata, scope: stepUp.scope });
     return;
   }
   reply.hijack();

@@ -4,14 +4,18 @@
 //   endpoint answers, so the client's first request with it already works;
 // - a Grant is found only while its team token is live, so a refresh after a revocation or an
 //   expiry on the API Tokens page is refused.
+// A client whose id is an https URL is not stored at all: its metadata document is fetched
+// (client-metadata-fetcher.ts) and handed to the library as if it had been registered.
 // Records whose id is a bearer secret are stored under its SHA-256, and the id (`jti`) is left
 // out of the stored payload: the database never holds a usable code or token. One exception: a
 // device code, because the code-entry page finds it by its user code and saves it again under
 // the same id; it lives ten minutes, yields a token only after a person approved it, and once.
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Database } from '../db/tables.js';
+import { ClientMetadataRefusal, namesMetadataDocument } from './client-metadata-document.js';
+import type { ClientMetadataFetcher } from './client-metadata-fetcher.js';
 import { consumeRecord, deleteRecord, deleteRecordsOfGrant, findRecord, putRecord, sweepExpired, type OAuthRecord } from './records.js';
 import { findSignIn, PENDING_SIGN_IN_SECONDS } from './sign-ins.js';
 import { grantIsLive, issueTeamToken, revokeTeamTokenOfGrant, revokeTeamTokenOfValue } from './team-tokens.js';
@@ -25,7 +29,7 @@ const SWEEP_INTERVAL_MS = 60_000;
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
-export function databaseAdapter(db: Kysely<Database>) {
+export function databaseAdapter(db: Kysely<Database>, clientMetadata?: ClientMetadataFetcher) {
   let lastSweep = 0;
 
   return class DatabaseAdapter implements Adapter {
@@ -55,6 +59,7 @@ export function databaseAdapter(db: Kysely<Database>) {
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
+      if (this.kind === 'Client' && clientMetadata && namesMetadataDocument(id)) return clientOfDocument(clientMetadata, id);
       const record = await findRecord(db, this.kind, { column: 'id', value: this.key(id) });
       if (!record) return undefined;
       if (this.kind === 'Grant' && !(await grantIsLive(db, id))) return undefined;
@@ -106,4 +111,14 @@ export function databaseAdapter(db: Kysely<Database>) {
       await sweepExpired(db);
     }
   };
+}
+
+/** A client from its metadata document; a refused document is an error the person and the client can read. */
+async function clientOfDocument(clientMetadata: ClientMetadataFetcher, clientId: string): Promise<AdapterPayload> {
+  try {
+    return await clientMetadata.find(clientId) as AdapterPayload;
+  } catch (error) {
+    if (!(error instanceof ClientMetadataRefusal)) throw error;
+    throw new errors.InvalidClientMetadata(`The client's metadata document (${clientId.slice(0, 200)}) was refused: ${error.message}.`);
+  }
 }

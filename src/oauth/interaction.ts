@@ -4,9 +4,11 @@
 // made when the client collects its access token (team-tokens.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Kysely } from 'kysely';
+import { expandPermissions, isPermissionId, type PermissionId } from '../auth/permissions.js';
 import type { AccessSettings } from '../db/repositories/token-admin.js';
 import type { Database } from '../db/tables.js';
 import type { OAuthInstance } from './oauth-server.js';
+import { namesMetadataDocument } from './client-metadata-document.js';
 import { API_SCOPE, CLI_CLIENT_ID, MCP_SCOPE, resourceOfClient } from './provider-config.js';
 import { createSignIn } from './sign-ins.js';
 
@@ -17,6 +19,8 @@ export interface PendingSignIn {
   withCode: boolean;
   clientId: string;
   clientName: string;
+  /** For a client known by its metadata document (an https client_id): the host that publishes it. */
+  metadataDocumentHost: string | null;
   /** Where the browser is sent back to (host, or scheme for an app's own scheme); null for the device flow. */
   redirectTarget: string | null;
   /** The origin of that redirect (or the app's scheme), for the consent page's form-action. */
@@ -24,6 +28,8 @@ export interface PendingSignIn {
   resource: string;
   scope: string;
   requestedScopes: string[];
+  /** Permissions the assistant asks for by their ids as scopes (a step-up); offered ticked on the consent page. */
+  requestedPermissions: PermissionId[];
   device: { ip: string | null; userAgent: string | null; userCode: string | null } | null;
 }
 
@@ -46,6 +52,7 @@ export async function pendingSignIn(instance: OAuthInstance, base: string, { req
   if (!client) throw new SignInNotFound('unknown client');
   const metadata = client.metadata();
   const { resource, scope } = resourceOfClient(base, clientId);
+  const requestedScopes = String(details.params.scope ?? '').split(' ').filter(Boolean);
   const deviceCode = typeof details.deviceCode === 'string' ? await provider.DeviceCode.find(details.deviceCode) : undefined;
   const deviceInfo = (deviceCode?.deviceInfo ?? {}) as { ip?: string; ua?: string };
   return {
@@ -54,11 +61,13 @@ export async function pendingSignIn(instance: OAuthInstance, base: string, { req
     withCode: typeof details.deviceCode === 'string',
     clientId,
     clientName: typeof metadata.client_name === 'string' && metadata.client_name.trim() !== '' ? metadata.client_name.trim() : clientId,
+    metadataDocumentHost: namesMetadataDocument(clientId) ? URL.parse(clientId)?.host ?? null : null,
     redirectTarget: redirectTargetOf(details.params.redirect_uri),
     redirectOrigin: redirectOriginOf(details.params.redirect_uri),
     resource,
     scope,
-    requestedScopes: String(details.params.scope ?? '').split(' ').filter(Boolean),
+    requestedScopes,
+    requestedPermissions: clientId === CLI_CLIENT_ID ? [] : requestedScopes.filter(isPermissionId),
     device: deviceCode
       ? { ip: deviceInfo.ip ?? null, userAgent: deviceInfo.ua ?? null, userCode: displayUserCode(deviceCode.userCode) }
       : null,
@@ -77,7 +86,14 @@ export async function approveSignIn(
   // Every scope asked for must be answered, granted or refused, or the library asks again.
   const refused = pending.requestedScopes.filter((scope) => STATIC_SCOPES.has(scope) && !granted.includes(scope));
   if (refused.length > 0) grant.rejectOIDCScope(refused.join(' '));
-  grant.addResourceScope(pending.resource, pending.scope);
+  // The permissions asked for as scopes are granted as scopes when the person chose them (the
+  // token's access is what was chosen either way); the others are refused, so the token response
+  // tells the client what it got and the library does not ask again.
+  const chosen = expandPermissions(settings.permissions);
+  const grantedPermissions = pending.requestedPermissions.filter((permission) => settings.fullAccess || chosen.has(permission));
+  const refusedPermissions = pending.requestedPermissions.filter((permission) => !grantedPermissions.includes(permission));
+  grant.addResourceScope(pending.resource, [pending.scope, ...grantedPermissions].join(' '));
+  if (refusedPermissions.length > 0) grant.rejectResourceScope(pending.resource, refusedPermissions.join(' '));
   const grantId = await grant.save();
   await createSignIn(db, {
     grantId, kind: pending.kind, teamId: approver.teamId, userId: approver.userId, clientId: pending.clientId,

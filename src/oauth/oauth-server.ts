@@ -5,8 +5,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Provider } from 'oidc-provider';
 import type { App } from '../app.js';
-import { MCP_SCOPE, OAUTH_ROUTES, providerConfiguration } from './provider-config.js';
+import { ClientMetadataFetcher } from './client-metadata-fetcher.js';
+import { providerConfiguration } from './provider-config.js';
 import { applyRedirectUriRules } from './redirect-uris.js';
+import { normalizeRequests } from './request-normalization.js';
 import { loadServerSecrets, type ServerSecrets } from './server-secrets.js';
 import { issueTeamTokenValues } from './token-values.js';
 
@@ -23,8 +25,16 @@ export type OAuthErrorLog = (message: string, error: unknown) => void;
 export class OAuthServer {
   private readonly instances = new Map<string, Promise<OAuthInstance>>();
   private secrets: Promise<ServerSecrets> | undefined;
+  /** Shared by every issuer: one cache of clients' metadata documents, one connection pool. */
+  private readonly clientMetadata: ClientMetadataFetcher;
 
-  constructor(private readonly app: App, private readonly logError: OAuthErrorLog) {}
+  constructor(private readonly app: App, private readonly logError: OAuthErrorLog) {
+    this.clientMetadata = new ClientMetadataFetcher(app.config.clientMetadata);
+  }
+
+  close(): Promise<void> {
+    return this.clientMetadata.close();
+  }
 
   instanceFor(base: string): Promise<OAuthInstance> {
     let instance = this.instances.get(base);
@@ -43,18 +53,10 @@ export class OAuthServer {
       this.secrets = undefined;
       throw error;
     });
-    const provider = new Provider(base, providerConfiguration(this.app.db.kysely, base, await this.secrets));
+    const provider = new Provider(base, providerConfiguration(this.app.db.kysely, base, await this.secrets, this.clientMetadata));
     issueTeamTokenValues(provider);
     applyRedirectUriRules(provider);
-    provider.use(async (ctx, next) => {
-      // Every assistant token is for the MCP resource, so the authorization request always asks
-      // for its scope, even from a client that sends none (the library refuses a grant of nothing).
-      if (ctx.method === 'GET' && ctx.path === OAUTH_ROUTES.authorization) {
-        const scopes = new Set(String(ctx.query.scope ?? '').split(' ').filter(Boolean));
-        if (!scopes.has(MCP_SCOPE)) ctx.query = { ...ctx.query, scope: [...scopes, MCP_SCOPE].join(' ') };
-      }
-      await next();
-    });
+    normalizeRequests(provider, base);
     provider.on('server_error', (_ctx: unknown, error: unknown) => this.logError('OAuth server error', error));
     // Replaces Koa's own console logging of errors that escape the library's handlers.
     provider.app.on('error', (error: { expose?: boolean }) => {

@@ -1,5 +1,6 @@
 // How the OAuth server (oidc-provider) is configured for teaminfra. What matters, and why:
-// - Two kinds of client. Assistants register themselves (RFC 7591) and use the authorization code
+// - Two kinds of client. Assistants register themselves (RFC 7591), or name their metadata
+//   document's https URL as client_id (Client ID Metadata Documents, adapter.ts), and use the authorization code
 //   flow with PKCE S256, for the resource `<base>/mcp`. The command line is one built-in public
 //   client using the device flow (RFC 8628), for the resource `<base>/api`. A client gets tokens
 //   for its own resource only (RFC 8707); anything else is `invalid_target`.
@@ -11,18 +12,25 @@
 // - No ID tokens, no userinfo, no DPoP (our resource servers take Bearer tokens only).
 import type { Kysely } from 'kysely';
 import { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { PERMISSION_IDS } from '../auth/permissions.js';
 import type { Database } from '../db/tables.js';
 import { deviceSuccessPage, oauthErrorPage, userCodeConfirmPage, userCodeInputPage } from '../panel/oauth-views.js';
 import { ACCESS_TOKEN_BITS } from './access-token-shape.js';
 import { databaseAdapter } from './adapter.js';
+import type { ClientMetadataFetcher } from './client-metadata-fetcher.js';
 import { apiResourceOf, mcpResourceOf } from './public-base.js';
 import type { ServerSecrets } from './server-secrets.js';
 
 export const CLI_CLIENT_ID = 'teaminfra-cli';
 export const CLI_CLIENT_NAME = 'teaminfra command line';
-/** The one scope of each resource. Access itself is chosen on the consent page, not by scopes. */
+/**
+ * The scope of each resource. Access itself is chosen on the consent page: an assistant may also
+ * ask for permissions by their ids as scopes (`services:operate`, as a step-up challenge names
+ * them), which the consent page then offers ticked; the person decides.
+ */
 export const MCP_SCOPE = 'mcp';
 export const API_SCOPE = 'api';
+const MCP_RESOURCE_SCOPES = [MCP_SCOPE, ...PERMISSION_IDS].join(' ');
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 export const OAUTH_ROUTES = {
@@ -65,9 +73,13 @@ function approvalPolicy() {
   return policy;
 }
 
-export function providerConfiguration(db: Kysely<Database>, base: string, secrets: ServerSecrets): Configuration {
+export function providerConfiguration(
+  db: Kysely<Database>, base: string, secrets: ServerSecrets, clientMetadata: ClientMetadataFetcher,
+): Configuration {
   return {
-    adapter: databaseAdapter(db),
+    adapter: databaseAdapter(db, clientMetadata),
+    // The library (v8) fetches no metadata documents itself; our adapter does (the draft's AS metadata flag).
+    discovery: { client_id_metadata_document_supported: true },
     clients: [{
       client_id: CLI_CLIENT_ID, client_name: CLI_CLIENT_NAME, application_type: 'native',
       token_endpoint_auth_method: 'none', grant_types: [DEVICE_CODE_GRANT], response_types: [], redirect_uris: [],
@@ -120,7 +132,7 @@ export function providerConfiguration(db: Kysely<Database>, base: string, secret
           if (resourceIndicator !== own.resource) {
             throw new errors.InvalidTarget(`this client can get tokens for ${own.resource} only`);
           }
-          return { scope: own.scope, audience: own.resource, accessTokenFormat: 'opaque' };
+          return { scope: own.scope === MCP_SCOPE ? MCP_RESOURCE_SCOPES : own.scope, audience: own.resource, accessTokenFormat: 'opaque' };
         },
       },
     },

@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app.js';
 import { dateInTimeZone } from '../auth/expiry.js';
+import { PERMISSIONS } from '../auth/permissions.js';
 import type { OAuthServer } from '../oauth/oauth-server.js';
 import { approveSignIn, declineSignIn, pendingSignIn, SignInNotFound, type PendingSignIn } from '../oauth/interaction.js';
 import { publicBaseOf } from '../oauth/public-base.js';
@@ -17,6 +18,7 @@ import { tokenChoices } from './token-choices.js';
 import { expiryField, nameField, parseTokenForm, permissionsField, restrictionFields, type Choices, type FormBody } from './token-form.js';
 
 const MANAGERS = new Set(['owner', 'admin']);
+const PERMISSION_LABELS = new Map<string, string>(PERMISSIONS.map((permission) => [permission.id, permission.label]));
 /** Read-only, as the issue asks: an assistant gets more only when a person ticks it. */
 const DEFAULT_PERMISSIONS = ['services:read', 'servers:read', 'backups:read'];
 const DEFAULT_EXPIRY_DAYS = 90;
@@ -55,7 +57,8 @@ export function registerConsentPage(server: FastifyInstance, app: App, oauth: OA
     const { session, pending } = opened;
     if (pending.kind === 'cli') return sendSignInPage(reply, deviceApprovalPage(session, pending), null);
     const values: FormBody = {
-      name: pending.clientName, access: 'selected', permissions: DEFAULT_PERMISSIONS,
+      // What the assistant asks for (a step-up names the permission a refused call needed) is offered ticked.
+      name: pending.clientName, access: 'selected', permissions: [...new Set([...DEFAULT_PERMISSIONS, ...pending.requestedPermissions])],
       expires_on: dateInTimeZone(new Date(Date.now() + DEFAULT_EXPIRY_DAYS * 86_400_000), session.team.timezone),
     };
     return sendSignInPage(reply, consentPage(session, pending, values, await tokenChoices(db, session.team.id), []), pending);
@@ -97,9 +100,11 @@ function notFound(): PanelRefusal {
 function consentPage(session: TeamSession, pending: PendingSignIn, values: FormBody, choices: Choices, errors: string[]): Html {
   return page('Sign in an AI assistant', html`${errors.map((error) => html`<p class="error" role="alert">${error}</p>`)}
 <p><strong class="assistant-name">${pending.clientName}</strong> asks for a token to use the MCP server of <strong>${session.team.name}</strong>.
-After you decide, your browser goes back to <strong class="redirect-target">${pending.redirectTarget ?? 'the assistant'}</strong>.
+${pending.metadataDocumentHost ? html`Its description is published by <strong class="publisher">${pending.metadataDocumentHost}</strong>.
+` : ''}After you decide, your browser goes back to <strong class="redirect-target">${pending.redirectTarget ?? 'the assistant'}</strong>.
 Approve only if you started this sign-in from that assistant.</p>
-<p class="muted">Choose what it may do. The token is accepted by the MCP server only. It is listed on the API Tokens page,
+${pending.requestedPermissions.length > 0 ? html`<p class="requested-permissions">It asks to be allowed to: ${pending.requestedPermissions.map((id) => PERMISSION_LABELS.get(id) ?? id).join('; ')}.</p>
+` : ''}<p class="muted">Choose what it may do. The token is accepted by the MCP server only. It is listed on the API Tokens page,
 where you can change its access or revoke it at any time.</p>
 <form method="post" action="/panel/oauth/${pending.uid}">${csrfField(session)}
 ${nameField(values)}${permissionsField(values)}${restrictionFields(values, choices)}${expiryField(values)}

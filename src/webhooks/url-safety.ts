@@ -1,7 +1,8 @@
-// Where webhooks may be sent. https only (http by operator setting), and never to private,
-// loopback or link-local addresses unless allowed (private-address.ts says which, in every
-// spelling): checked on the URL when it is saved, and on the address actually connected to,
-// after DNS resolution, at every delivery.
+// Where this server may send a request of its own: webhooks, and the sign-in server fetching a
+// client's metadata document (src/oauth/client-metadata-documents.ts). https only (http by
+// operator setting), and never to private, loopback or link-local addresses unless allowed
+// (private-address.ts says which, in every spelling): checked on the URL as written, and on the
+// address actually connected to, after DNS resolution (guardedLookup), at every request.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import { isPrivateAddress } from './private-address.js';
@@ -11,32 +12,43 @@ export interface UrlPolicy {
   allowPrivate: boolean;
 }
 
+/** A URL this server will not send a request to; the message is the sentence to show. */
+export class UnsafeUrl extends Error {}
+
 export class WebhookRefusal extends Error {}
 
-/** Checks a URL as written; returns the sentence to show when it is refused. */
-export function checkWebhookUrl(raw: string, policy: UrlPolicy): URL {
+/** Checks a URL as written; `subject` names it in the sentence ("The webhook URL"). */
+export function checkOutboundUrl(raw: string, policy: UrlPolicy, subject: string): URL {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new WebhookRefusal('The webhook URL is not a valid URL.');
+    throw new UnsafeUrl(`${subject} is not a valid URL.`);
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp)) {
-    throw new WebhookRefusal('The webhook URL must use https.');
+    throw new UnsafeUrl(`${subject} must use https.`);
   }
-  if (url.username || url.password) throw new WebhookRefusal('The webhook URL must not contain a user name or password.');
+  if (url.username || url.password) throw new UnsafeUrl(`${subject} must not contain a user name or password.`);
   // "localhost." is localhost too: a trailing dot only makes the name absolute.
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   if (!policy.allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && isPrivateAddress(host)))) {
-    throw new WebhookRefusal('The webhook URL points to a private, loopback or link-local address, which is not allowed.');
+    throw new UnsafeUrl(`${subject} points to a private, loopback or link-local address, which is not allowed.`);
   }
   return url;
+}
+
+export function checkWebhookUrl(raw: string, policy: UrlPolicy): URL {
+  try {
+    return checkOutboundUrl(raw, policy, 'The webhook URL');
+  } catch (error) {
+    throw error instanceof UnsafeUrl ? new WebhookRefusal(error.message) : error;
+  }
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 export type Lookup = (hostname: string, options: { all?: boolean; family?: number }, callback: LookupCallback) => void;
 
-/** A DNS lookup for the delivery connection that refuses private answers. */
+/** A DNS lookup for an outgoing connection that refuses private answers (error code EPRIVATE). */
 export function guardedLookup(allowPrivate: boolean, lookup: Lookup = dnsLookup as unknown as Lookup): Lookup {
   return (hostname, options, callback) => {
     lookup(hostname, { ...options, all: true }, (error, addresses) => {
@@ -44,7 +56,7 @@ export function guardedLookup(allowPrivate: boolean, lookup: Lookup = dnsLookup 
       const list = addresses as LookupAddress[];
       const refused = !allowPrivate ? list.find((entry) => isPrivateAddress(entry.address)) : undefined;
       if (refused) {
-        const denial = Object.assign(new Error(`${hostname} resolves to a private address (${refused.address}); delivery refused.`), { code: 'EPRIVATE' });
+        const denial = Object.assign(new Error(`${hostname} resolves to a private address (${refused.address}); refused.`), { code: 'EPRIVATE' });
         return callback(denial, []);
       }
       if (options.all) return callback(null, list);

@@ -153,12 +153,12 @@ describe('tools/call over streamable HTTP', () => {
 });
 
 describe('tokens on /mcp', () => {
-  it('refuses a request without a bearer with 401 and WWW-Authenticate Bearer realm="teaminfra" naming where to sign in', async () => {
+  it('refuses a request without a bearer with 401 and WWW-Authenticate Bearer realm="teaminfra" naming the scope and where to sign in', async () => {
     const response = await rpc(server.baseUrl, undefined, INITIALIZE);
     expect(response.status).toBe(401);
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(response.headers['www-authenticate'])
-      .toBe(`Bearer realm="teaminfra", resource_metadata="${server.baseUrl}/.well-known/oauth-protected-resource/mcp"`);
+      .toBe(`Bearer realm="teaminfra", scope="mcp", resource_metadata="${server.baseUrl}/.well-known/oauth-protected-resource/mcp"`);
     expect(response.json().code).toBe('invalid_token');
   });
 

@@ -24,7 +24,7 @@ const form = (fields: Record<string, string>): RequestInit => ({
 });
 
 describe('GET /.well-known/oauth-authorization-server and /.well-known/openid-configuration', () => {
-  it('describe one issuer, the public base, with PKCE S256, registration, device flow and revocation', async () => {
+  it('describe one issuer, the public base, with PKCE S256, registration, metadata documents, device flow and revocation', async () => {
     const oauth = await json('/.well-known/oauth-authorization-server');
     const openid = await json('/.well-known/openid-configuration');
     expect(oauth.status).toBe(200);
@@ -38,6 +38,9 @@ describe('GET /.well-known/oauth-authorization-server and /.well-known/openid-co
       device_authorization_endpoint: `${base}/oauth/device_authorization`,
       code_challenge_methods_supported: ['S256'],
       response_types_supported: ['code'],
+      // RFC 9207 (iss in authorization responses) and Client ID Metadata Documents beside registration.
+      authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
     });
     expect(oauth.body.grant_types_supported).toEqual(expect.arrayContaining([
       'authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code',
@@ -64,17 +67,17 @@ describe('GET /.well-known/oauth-protected-resource/mcp', () => {
 });
 
 describe('POST /mcp without a valid token', () => {
-  it('answers 401 with a challenge naming the protected resource metadata', async () => {
+  it('answers 401 with a challenge naming the scope to ask for and the protected resource metadata', async () => {
     const response = await rpc(base, undefined, INITIALIZE);
     expect(response.status).toBe(401);
     expect(response.headers['www-authenticate'])
-      .toBe(`Bearer realm="teaminfra", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
+      .toBe(`Bearer realm="teaminfra", scope="mcp", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
   });
 
   it('adds error="invalid_token" when the token is unknown', async () => {
     const response = await rpc(base, 'Zm9vYmFyYmF6cXV4cXV1eHF1dXhxdXV4cXV1eHF1dXg', INITIALIZE);
     expect(response.status).toBe(401);
-    expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="teaminfra", error="invalid_token", error_description="[^"]+", resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp"$/);
+    expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="teaminfra", error="invalid_token", error_description="[^"]+", scope="mcp", resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp"$/);
   });
 });
 

@@ -1,5 +1,6 @@
 // An assistant's side of the OAuth sign-in, as a real MCP client does it: the SDK's own auth()
-// (protected resource metadata, authorization server metadata, dynamic client registration,
+// (protected resource metadata, authorization server metadata, a Client ID Metadata Document's
+// URL as client_id or dynamic client registration,
 // PKCE S256, the code exchange), with an in-memory store, and a loopback HTTP server standing in
 // for the assistant's redirect URI.
 import { createServer, type Server } from 'node:http';
@@ -14,7 +15,8 @@ export class MemoryOAuthClient implements OAuthClientProvider {
   authorizationUrl: URL | undefined;
   private verifier = '';
 
-  constructor(readonly redirectUrl: string, private readonly name: string) {}
+  /** With a metadata document's URL, the SDK uses it as client_id where the server supports that (CIMD), and registers otherwise. */
+  constructor(readonly redirectUrl: string, private readonly name: string, readonly clientMetadataUrl?: string) {}
 
   get clientMetadata(): OAuthClientMetadata {
     return {
