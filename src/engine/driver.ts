@@ -60,6 +60,11 @@ export interface BackupFile {
 
 export interface RestoreHooks extends StartHooks {
   /**
+   * The service was running when the restore was asked for (fixed when it was queued): it runs
+   * again afterwards even if a first attempt, interrupted by a crash, had already stopped it.
+   */
+  ranWhenAsked: boolean;
+  /**
    * The backup is verified and the service is stopped (if it ran); nothing is replaced yet.
    * The safety backup is taken here, so it holds exactly the data the restore replaces (none
    * when `hasData` is false: a service never started has no database yet). A throw leaves the

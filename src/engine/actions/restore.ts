@@ -26,6 +26,7 @@ export async function restoreAction(context: ActionContext): Promise<ActionResul
   }
   const running = await driver.restore(spec, { path: backup.file_path, sha256: backup.sha256 }, {
     ...persistingHooks(db, spec.id),
+    ranWhenAsked: parameters.previous_state === 'running',
     async beforeSwap({ hasData }) {
       // A service never started has no data to keep.
       if (hasData) await takeSafetyBackup(context, spec, parameters.safety_backup_id);

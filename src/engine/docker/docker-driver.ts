@@ -16,7 +16,7 @@ import { packArchive, stripTopDirectory, unpackedTar, verifyArchive } from './ar
 import { localBackupFile, storeBackupOnEngine } from './backup-store.js';
 import {
   answersHealth, containerPid, createHelper, keepRunning, createServiceContainer, ensureVolume, listServiceContainers, listVolumes, PortTaken,
-  removeContainer, removeVolume, runHelper, startContainer, stopContainer, waitHealthy, type ContainerSummary,
+  removeAbandonedHelpers, removeContainer, removeVolume, runHelper, startContainer, stopContainer, waitHealthy, type ContainerSummary,
 } from './containers.js';
 import { containerEnvOf } from '../erp-app/container-env.js';
 import type { DockerApi } from './docker-api.js';
@@ -136,6 +136,8 @@ export class DockerDriver implements ServiceDriver {
     const { api } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
     const { volume } = await readDockerState(this.options.db, service.id);
+    // A backup resumed after a crash starts over; the helper the crashed one used goes first.
+    await removeAbandonedHelpers(api, service.id);
     const file = `${destination.replace(/\.sqlite\.gz$/, '')}.tar.gz`;
     mkdirSync(dirname(file), { recursive: true });
     const packed = await this.snapshotInto(api, contract, service, volume, (tar) => packArchive(tar, file));
@@ -148,7 +150,9 @@ export class DockerDriver implements ServiceDriver {
     const contract = await this.options.engines.contractOf(copy.server);
     const { volume: sourceVolume } = await readDockerState(this.options.db, source.id);
     const { volume } = await readDockerState(this.options.db, copy.id);
-    // A resumed copy starts over on an empty volume.
+    // A resumed copy starts over on an empty volume, which the crashed attempt's helper no longer holds.
+    await removeAbandonedHelpers(api, source.id);
+    await removeAbandonedHelpers(api, copy.id);
     await removeVolume(api, volume);
     await ensureVolume(api, volume, labelsOf({ serviceId: copy.id, serverId: copy.server.id, role: 'data' }));
     await writeDockerState(this.options.db, copy.id, { volume });
@@ -163,12 +167,21 @@ export class DockerDriver implements ServiceDriver {
     const local = await localBackupFile(this.options.db, this.options.dataDir, { path: backup.path, sha256: backup.sha256 });
     await verifyArchive(local, backup.sha256);
     const staged = dataVolumeName(service.id, generationOf(current) + 1);
+    // Resumed after a crash: the volume it was staging starts over, once the crashed attempt's helper has let go of it.
+    await removeAbandonedHelpers(api, service.id);
     await removeVolume(api, staged);
     await ensureVolume(api, staged, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
-    await this.putIntoVolume(api, contract, service, staged, unpackedTar(local));
-    await this.verifyVolume(api, contract, service, staged);
-    // 2. Stopped, and the safety backup of exactly the data being replaced.
-    const wasRunning = (await listServiceContainers(api, service.id)).some((container) => container.running);
+    try {
+      await this.putIntoVolume(api, contract, service, staged, unpackedTar(local));
+      await this.verifyVolume(api, contract, service, staged);
+    } catch (error) {
+      // Nothing was touched; a half-written volume is not kept beside the service's data.
+      await removeVolume(api, staged).catch(() => undefined);
+      throw error;
+    }
+    // 2. Stopped, and the safety backup of exactly the data being replaced. A restore resumed
+    // after a crash may find the service stopped by its first attempt: it ran if it ran when asked.
+    const wasRunning = hooks.ranWhenAsked || (await listServiceContainers(api, service.id)).some((container) => container.running);
     if (wasRunning) await this.stop(service);
     try {
       await hooks.beforeSwap({ hasData: true });

@@ -161,7 +161,8 @@ export class LocalDriver implements ServiceDriver {
     try {
       // Everything that can be wrong with the backup is found here, before the service is touched.
       await runDatabaseJob({ kind: 'unpack', archive: backup.path, sha256: backup.sha256, destination: staged });
-      const wasRunning = (await this.settled(service)).state === 'running';
+      // A restore resumed after a crash may find the service stopped by its first attempt: it ran if it ran when asked.
+      const wasRunning = hooks.ranWhenAsked || (await this.settled(service)).state === 'running';
       if (wasRunning) await this.stop(service);
       try {
         await hooks.beforeSwap({ hasData: existsSync(join(dir, DATABASE_FILE)) });

@@ -22,6 +22,7 @@ const restoreHooks = (
   beforeSwap: () => Promise<void> = async () => undefined, seen: (current: { hasData: boolean }) => void = () => undefined,
 ): RestoreHooks => ({
   ...noHooks,
+  ranWhenAsked: false,
   async beforeSwap(current) {
     seen(current);
     await beforeSwap();
