@@ -84,7 +84,7 @@ CREATE TABLE IF NOT EXISTS docker_servers (
 
 -- What the Docker driver keeps about a service: the named volume that holds its data now (a
 -- restore swaps in another one), and a copy's login to the mail catcher, handed to its
--- containers (the catcher keeps only a hash of it).
+-- containers (the catcher keeps only a hash of it); the password is sealed with the secrets key.
 CREATE TABLE IF NOT EXISTS docker_services (
   service_id    TEXT PRIMARY KEY REFERENCES erp_services (id),
   volume        TEXT NOT NULL,

@@ -60,7 +60,7 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
     if (mailCatcher.port <= 0) return null;
     return process.env.TEAMINFRA_SMTP_ADDRESS_FOR_CONTAINERS || `host.docker.internal:${mailCatcher.port}`;
   };
-  const engine = createEngine(db, { copyMailRelay, containerMailRelay, ...config.engine });
+  const engine = createEngine(db, secrets, { copyMailRelay, containerMailRelay, ...config.engine });
   const webhooks = new WebhookWorker(db.kysely, config.webhooks, secrets);
   return {
     db,

@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { dirname } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
 import {
   DriverError, type BackupFile, type RestoreHooks, type RunningService, type ServerSpec, type ServiceDriver, type ServiceSpec,
   type ServiceStatus, type StartHooks,
@@ -29,6 +30,8 @@ import { choosePort } from './ports.js';
 
 export interface DockerDriverOptions {
   db: Kysely<Database>;
+  /** Seals a copy's mail password in docker_services. */
+  secrets: SecretBox;
   engines: EngineRegistry;
   /** This node's data directory: where backups are written before they go to the engine, and cached after. */
   dataDir: string;
@@ -58,9 +61,9 @@ export class DockerDriver implements ServiceDriver {
   async provision(service: ServiceSpec): Promise<void> {
     const { api } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
-    const { volume } = await readDockerState(this.options.db, service.id);
+    const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
     await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
-    await writeDockerState(this.options.db, service.id, { volume });
+    await writeDockerState(this.options.db, this.options.secrets, service.id, { volume });
     // Data initialised now, so that a backup works before the first start: the snapshot command
     // of the bundled image creates the database the application would create.
     if (contract.snapshotCommand) await this.snapshotInto(api, contract, service, volume, async () => undefined);
@@ -84,7 +87,7 @@ export class DockerDriver implements ServiceDriver {
 
   async start(service: ServiceSpec, hooks: StartHooks): Promise<RunningService> {
     const { api } = this.options.engines.engineOf(service.server);
-    const { volume } = await readDockerState(this.options.db, service.id);
+    const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
     const containers = await listServiceContainers(api, service.id);
     const wanted = containers.find((container) => container.revision === service.revision && container.volume === volume);
     const running = await this.runningOn(service, wanted, hooks);
@@ -102,7 +105,7 @@ export class DockerDriver implements ServiceDriver {
 
   async redeploy(service: ServiceSpec, revision: number, hooks: StartHooks): Promise<RunningService> {
     const { api } = this.options.engines.engineOf(service.server);
-    const { volume } = await readDockerState(this.options.db, service.id);
+    const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
     const before = await listServiceContainers(api, service.id);
     const serving = before.filter((container) => container.running && container.revision !== revision);
     const existing = before.find((container) => container.revision === revision && container.volume === volume);
@@ -129,13 +132,13 @@ export class DockerDriver implements ServiceDriver {
   }
 
   async storeMailCredentials(service: ServiceSpec, credentials: { username: string; password: string } | null): Promise<void> {
-    await writeDockerState(this.options.db, service.id, { mail: credentials });
+    await writeDockerState(this.options.db, this.options.secrets, service.id, { mail: credentials });
   }
 
   async backup(service: ServiceSpec, destination: string): Promise<BackupFile> {
     const { api } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
-    const { volume } = await readDockerState(this.options.db, service.id);
+    const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
     // A backup resumed after a crash starts over; the helper the crashed one used goes first.
     await removeAbandonedHelpers(api, service.id);
     const file = `${destination.replace(/\.sqlite\.gz$/, '')}.tar.gz`;
@@ -148,21 +151,21 @@ export class DockerDriver implements ServiceDriver {
   async copy(source: ServiceSpec, copy: ServiceSpec): Promise<void> {
     const { api } = this.options.engines.engineOf(copy.server);
     const contract = await this.options.engines.contractOf(copy.server);
-    const { volume: sourceVolume } = await readDockerState(this.options.db, source.id);
-    const { volume } = await readDockerState(this.options.db, copy.id);
+    const { volume: sourceVolume } = await readDockerState(this.options.db, this.options.secrets, source.id);
+    const { volume } = await readDockerState(this.options.db, this.options.secrets, copy.id);
     // A resumed copy starts over on an empty volume, which the crashed attempt's helper no longer holds.
     await removeAbandonedHelpers(api, source.id);
     await removeAbandonedHelpers(api, copy.id);
     await removeVolume(api, volume);
     await ensureVolume(api, volume, labelsOf({ serviceId: copy.id, serverId: copy.server.id, role: 'data' }));
-    await writeDockerState(this.options.db, copy.id, { volume });
+    await writeDockerState(this.options.db, this.options.secrets, copy.id, { volume });
     await this.snapshotInto(api, contract, source, sourceVolume, (tar) => this.putIntoVolume(api, contract, copy, volume, tar));
   }
 
   async restore(service: ServiceSpec, backup: { path: string; sha256: string }, hooks: RestoreHooks): Promise<RunningService | null> {
     const { api } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
-    const { volume: current } = await readDockerState(this.options.db, service.id);
+    const { volume: current } = await readDockerState(this.options.db, this.options.secrets, service.id);
     // 1. Everything that can be wrong with the backup is found before the service is touched.
     const local = await localBackupFile(this.options.db, this.options.dataDir, { path: backup.path, sha256: backup.sha256 });
     await verifyArchive(local, backup.sha256);
@@ -190,7 +193,7 @@ export class DockerDriver implements ServiceDriver {
       throw error;
     }
     // 3. The swap: one row names the new volume.
-    await writeDockerState(this.options.db, service.id, { volume: staged });
+    await writeDockerState(this.options.db, this.options.secrets, service.id, { volume: staged });
     if (!wasRunning) {
       await this.dropOtherVolumes(api, service, staged);
       return null;
@@ -201,7 +204,7 @@ export class DockerDriver implements ServiceDriver {
       await this.dropOtherVolumes(api, service, staged);
       return running;
     } catch (error) {
-      await writeDockerState(this.options.db, service.id, { volume: current });
+      await writeDockerState(this.options.db, this.options.secrets, service.id, { volume: current });
       await this.startAgain(service, hooks, error);
       throw new DriverError(`The service did not start on the restored data (${reasonOf(error)}), so its previous data was put back ` +
         'and it was started again. Nothing was restored.', false, { cause: error });
@@ -222,7 +225,7 @@ export class DockerDriver implements ServiceDriver {
       await removeContainer(api, existing.id);
       existing = undefined;
     }
-    const { volume, mail } = await readDockerState(this.options.db, service.id);
+    const { volume, mail } = await readDockerState(this.options.db, this.options.secrets, service.id);
     await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
     let containerId = existing?.id;
     let port = existing ? existing.port ?? service.port : service.port;

@@ -15,6 +15,9 @@ import { getJson, makeToken, seedTeam, startTestServer, type SeededTeam, type Te
 import { admin, runCli } from '../../support/cli.js';
 import { EngineRegistry } from '../../../src/engine/docker/engine-registry.js';
 import { findDockerOrphans } from '../../../src/engine/docker/orphans.js';
+import { readDockerState } from '../../../src/engine/docker/docker-state.js';
+import { copyForCredentials } from '../../../src/mail/mail-credentials.js';
+import { isSealed } from '../../../src/secrets/secret-box.js';
 import { act, fetchText, portOf, send, tryConnect } from '../support/engine-http.js';
 import { containersOfServer, dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi, volumesOfServer } from './support/docker-engine.js';
 
@@ -178,6 +181,11 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     const email = await getJson(server.baseUrl, `/api/emails/${emails.body.data[0].id}`, token);
     // The link in it points at the copy's published address.
     expect(email.body.text_body).toContain(`${url}web/reset_password?token=`);
+    // The copy's login to the catcher is kept sealed: what opens it is what the catcher accepted.
+    const stored = await server.app.db.kysely.selectFrom('docker_services').select('mail_password').where('service_id', '=', copyId).executeTakeFirstOrThrow();
+    expect(isSealed(stored.mail_password as string)).toBe(true);
+    const { mail } = await readDockerState(server.app.db.kysely, server.app.secrets, copyId);
+    expect(await copyForCredentials(server.app.db.kysely, mail?.username ?? '', mail?.password ?? '')).toMatchObject({ id: copyId });
   });
 
   it('backup, download and restore: the data is really back, and a safety backup holds what was replaced', async () => {
