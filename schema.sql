@@ -207,6 +207,9 @@ CREATE TABLE IF NOT EXISTS caught_emails (
   received_at   TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS caught_emails_copy ON caught_emails (copy_id, id);
+-- The raw message itself, so that any node sharing the database serves it (BYTEA: a blob on
+-- SQLite too). raw_path is the file of an email kept by an earlier version, '' for one kept here.
+ALTER TABLE caught_emails ADD COLUMN IF NOT EXISTS raw_message BYTEA;
 
 CREATE TABLE IF NOT EXISTS webhooks (
   id                 TEXT PRIMARY KEY,

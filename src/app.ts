@@ -13,7 +13,7 @@ import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config.js';
 import { WebhookWorker } from './webhooks/delivery-worker.js';
 
 export interface AppConfig {
-  /** This node's files (ERP services, caught emails); and the SQLite database unless `database` says otherwise. */
+  /** This node's files (local ERP services, backups); and the SQLite database unless `database` says otherwise. */
   dataDir: string;
   /** PostgreSQL (`url`, pool size), shared by several nodes; absent: SQLite in `dataDir`. */
   database?: DatabaseOptions;
@@ -52,7 +52,7 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
   const core = openCore(config.dataDir, config.database, onInternalError);
   const { db, audit } = core;
   const secrets = new SecretBox(config.secretsKeys ?? loadSecretsKeys(config.dataDir));
-  const mailCatcher = new MailCatcher(db.kysely, config.dataDir, config.mail);
+  const mailCatcher = new MailCatcher(db.kysely, config.mail);
   // Copies send their mail to the catcher; its port is known only once `serve` has started it.
   const copyMailRelay = () => (mailCatcher.port > 0 ? `${config.mail.host}:${mailCatcher.port}` : null);
   // A container reaches the catcher through its engine's machine (see EngineConfig.containerMailRelay).

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from '../core/invoke.js';
 import { AppError } from '../core/errors.js';
 import { findUsableDownloadLink, spendDownloadLink, startDownload } from '../db/repositories/download-links.js';
+import { contentsOf, type FileContents } from './file-contents.js';
 import { sendProblem } from './problem.js';
 import { deliversLastByte, sendFile } from './send-file.js';
 
@@ -22,6 +23,13 @@ export function registerDownloadLinks(server: FastifyInstance, deps: CoreDeps): 
     if (!link || finishing.has(value)) {
       return sendProblem(reply, new AppError('not_found', 'This download link is unknown, already used or expired. Ask for a new one.'));
     }
+    let contents: FileContents;
+    try {
+      contents = await contentsOf(deps.db, link.file);
+    } catch (error) {
+      if (error instanceof AppError) return sendProblem(reply, error);
+      throw error;
+    }
     if (request.method === 'GET') {
       await startDownload(db, link.idHash);
       if (deliversLastByte(request, link.file)) {
@@ -33,6 +41,6 @@ export function registerDownloadLinks(server: FastifyInstance, deps: CoreDeps): 
         });
       }
     }
-    return sendFile(request, reply, link.file);
+    return sendFile(request, reply, link.file, contents);
   });
 }

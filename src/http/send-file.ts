@@ -5,9 +5,10 @@ import { createReadStream } from 'node:fs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FileSource } from '../core/capability.js';
 import { AppError } from '../core/errors.js';
+import type { FileContents } from './file-contents.js';
 import { sendProblem } from './problem.js';
 
-export function sendFile(request: FastifyRequest, reply: FastifyReply, file: FileSource): FastifyReply {
+export function sendFile(request: FastifyRequest, reply: FastifyReply, file: FileSource, contents: FileContents): FastifyReply {
   const etag = etagOf(file);
   reply.header('Accept-Ranges', 'bytes');
   if (etag) reply.header('ETag', etag);
@@ -23,9 +24,14 @@ export function sendFile(request: FastifyRequest, reply: FastifyReply, file: Fil
   if (range) {
     return reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.sizeBytes}`)
       .header('Content-Length', String(range.end - range.start + 1))
-      .send(createReadStream(file.path, { start: range.start, end: range.end }));
+      .send(bytesOf(contents, range));
   }
-  return reply.code(200).header('Content-Length', String(file.sizeBytes)).send(createReadStream(file.path));
+  return reply.code(200).header('Content-Length', String(file.sizeBytes)).send(bytesOf(contents));
+}
+
+function bytesOf(contents: FileContents, range?: { start: number; end: number }) {
+  if ('bytes' in contents) return range ? contents.bytes.subarray(range.start, range.end + 1) : contents.bytes;
+  return createReadStream(contents.path, range);
 }
 
 /** Whether the answer sendFile gives this request carries the file's last byte (a HEAD or a 416 does not). */
