@@ -129,22 +129,31 @@ export async function answersHealth(host: string, port: number, path: string, se
   }
 }
 
-/** Waits until the container answers its health check; fails with its last output if it exits or never answers. */
+/**
+ * Waits until the container answers its health check; fails with its last output if it exits or
+ * never answers. The health path is asked every 20 ms (the local driver's pace: a start is over
+ * as soon as the service answers), the engine whether the container still runs every 200 ms.
+ */
 export async function waitHealthy(
   api: DockerApi, id: string, target: { host: string; port: number; path: string; serviceId: string }, timeoutMs: number,
 ): Promise<number> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = await containerPid(api, id);
-    if (!state.running) {
-      throw new DriverError(`The container exited (code ${state.exitCode}) before answering its health check${await lastOutput(api, id)}.`);
+  for (let attempt = 0; ; attempt++) {
+    if (await answersHealth(target.host, target.port, target.path, target.serviceId)) {
+      const state = await containerPid(api, id);
+      if (state.running) return state.pid;
     }
-    if (await answersHealth(target.host, target.port, target.path, target.serviceId)) return state.pid;
+    if (attempt % 10 === 0) {
+      const state = await containerPid(api, id);
+      if (!state.running) {
+        throw new DriverError(`The container exited (code ${state.exitCode}) before answering its health check${await lastOutput(api, id)}.`);
+      }
+    }
     if (Date.now() > deadline) {
       throw new DriverError(`The container did not answer its health check (GET ${target.path} on port ${target.port}) within ` +
         `${timeoutMs} ms${await lastOutput(api, id)}.`);
     }
-    await sleep(100);
+    await sleep(20);
   }
 }
 

@@ -14,7 +14,7 @@ import {
   type ServiceStatus, type StartHooks,
 } from '../driver.js';
 import { packArchive, stripTopDirectory, unpackedTar, verifyArchive } from './archives.js';
-import { localBackupFile, storeBackupOnEngine } from './backup-store.js';
+import { backupsMount, localBackupFile, storeBackupOnEngine } from './backup-store.js';
 import {
   answersHealth, containerPid, createHelper, keepRunning, createServiceContainer, ensureVolume, listServiceContainers, listVolumes, PortTaken,
   removeAbandonedHelpers, removeContainer, removeVolume, runHelper, startContainer, stopContainer, waitHealthy, type ContainerSummary,
@@ -143,9 +143,12 @@ export class DockerDriver implements ServiceDriver {
     await removeAbandonedHelpers(api, service.id);
     const file = `${destination.replace(/\.sqlite\.gz$/, '')}.tar.gz`;
     mkdirSync(dirname(file), { recursive: true });
-    const packed = await this.snapshotInto(api, contract, service, volume, (tar) => packArchive(tar, file));
-    const enginePath = await storeBackupOnEngine(api, service.server, service.id, file, packed.sizeBytes, contract.image);
-    return { path: enginePath, sizeBytes: packed.sizeBytes, sha256: packed.sha256 };
+    // Compressed as the engine sends it, then kept in the backups volume through the same helper.
+    return this.snapshotInto(api, contract, service, volume, async (tar, helperId) => {
+      const packed = await packArchive(tar, file);
+      const enginePath = await storeBackupOnEngine(api, helperId, service.server, service.id, file, packed.sizeBytes, contract.image);
+      return { path: enginePath, sizeBytes: packed.sizeBytes, sha256: packed.sha256 };
+    }, [backupsMount(service.server.id)]);
   }
 
   async copy(source: ServiceSpec, copy: ServiceSpec): Promise<void> {
@@ -281,28 +284,31 @@ export class DockerDriver implements ServiceDriver {
    * service keeps running. Without: the service is stopped while its files are read, then started again.
    */
   private async snapshotInto<T>(
-    api: DockerApi, contract: ImageContract, service: ServiceSpec, volume: string, consume: (tar: Readable) => Promise<T>,
+    api: DockerApi, contract: ImageContract, service: ServiceSpec, volume: string, consume: (tar: Readable, helperId: string) => Promise<T>,
+    otherMounts: { volume: string; at: string }[] = [],
   ): Promise<T> {
     // A service made by the operator's create-service has no volume until its first operation.
     await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
     if (contract.snapshotCommand) {
       const helper = await createHelper(api, {
-        image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }],
+        image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }, ...otherMounts],
         command: [...contract.snapshotCommand, contract.dataDir, SNAPSHOT_DIR],
       });
       try {
         const { exitCode, output } = await runHelper(api, helper.id, HELPER_TIMEOUT_MS);
         if (exitCode !== 0) throw new DriverError(`The image's snapshot command failed (exit code ${exitCode})${output}.`);
-        return await consume(stripTopDirectory(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: SNAPSHOT_DIR }, timeoutMs: HELPER_TIMEOUT_MS })));
+        return await consume(stripTopDirectory(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: SNAPSHOT_DIR }, timeoutMs: HELPER_TIMEOUT_MS })), helper.id);
       } finally {
         await helper.remove();
       }
     }
     const running = (await listServiceContainers(api, service.id)).filter((container) => container.running);
     for (const container of running) await stopContainer(api, container.id, this.options.stopGraceMs);
-    const helper = await createHelper(api, { image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }] });
+    const helper = await createHelper(api, {
+      image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }, ...otherMounts],
+    });
     try {
-      return await consume(stripTopDirectory(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: contract.dataDir }, timeoutMs: HELPER_TIMEOUT_MS })));
+      return await consume(stripTopDirectory(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: contract.dataDir }, timeoutMs: HELPER_TIMEOUT_MS })), helper.id);
     } finally {
       await helper.remove();
       for (const container of running) await startContainer(api, container.id);
