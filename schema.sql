@@ -84,7 +84,7 @@ CREATE TABLE IF NOT EXISTS docker_servers (
 
 -- What the Docker driver keeps about a service: the named volume that holds its data now (a
 -- restore swaps in another one), and a copy's login to the mail catcher, handed to its
--- containers (the catcher keeps only a hash of it).
+-- containers (the catcher keeps only a hash of it); the password is sealed with the secrets key.
 CREATE TABLE IF NOT EXISTS docker_services (
   service_id    TEXT PRIMARY KEY REFERENCES erp_services (id),
   volume        TEXT NOT NULL,
@@ -215,6 +215,9 @@ CREATE TABLE IF NOT EXISTS caught_emails (
   received_at   TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS caught_emails_copy ON caught_emails (copy_id, id);
+-- The raw message itself, so that any node sharing the database serves it (BYTEA: a blob on
+-- SQLite too). raw_path is the file of an email kept by an earlier version, '' for one kept here.
+ALTER TABLE caught_emails ADD COLUMN IF NOT EXISTS raw_message BYTEA;
 
 CREATE TABLE IF NOT EXISTS webhooks (
   id                 TEXT PRIMARY KEY,

@@ -3,13 +3,13 @@
 // safety backup, swap, restart) and the download throughput, against a plain file copy
 // (fs.copyFile, as `cp` does) of the same database in the same run. Target: backup within 3x
 // of the file copy. Size with BENCH_BACKUP_MB.
-import { copyFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { copyFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { insertServer } from '../src/db/repositories/servers.js';
 import { insertService } from '../src/db/repositories/services.js';
-import { openErpDatabase } from '../src/engine/erp-app/database.js';
 import { snapshotDatabase } from '../src/engine/local/backup-archive.js';
+import { fillDatabase } from './support/erp-database.js';
 import { envNumber } from './support/settings.js';
 import { startEngineBenchServer } from './support/engine-server.js';
 
@@ -108,28 +108,6 @@ export default async function backupsBench(): Promise<BackupsBenchFigures> {
     return figures;
   } finally {
     await bench.close();
-  }
-}
-
-/** An ERP database of about `megabytes`: the seeded tables plus customers and orders, generated inside SQLite. */
-function fillDatabase(file: string, megabytes: number): void {
-  mkdirSync(dirname(file), { recursive: true });
-  const db = openErpDatabase(file);
-  try {
-    const customers = 50_000;
-    db.prepare(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-      INSERT INTO customers (name, email, city)
-      SELECT 'Customer ' || i || ' ' || hex(randomblob(4)), 'buyer' || i || '@example.com',
-        CASE i % 5 WHEN 0 THEN 'Brussels' WHEN 1 THEN 'Ghent' WHEN 2 THEN 'Antwerp' WHEN 3 THEN 'Namur' ELSE 'Liège' END FROM n`).run(customers);
-    const orders = db.prepare(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-      INSERT INTO sales_orders (customer_id, ordered_on, total_cents, state)
-      SELECT 1 + abs(random()) % ?, date('2020-01-01', '+' || (abs(random()) % 1500) || ' days'), abs(random()) % 1000000,
-        CASE abs(random()) % 4 WHEN 0 THEN 'draft' WHEN 1 THEN 'confirmed' WHEN 2 THEN 'invoiced' ELSE 'paid' END FROM n`);
-    const size = () => (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
-    while (size() < megabytes * 1e6) orders.run(200_000, customers);
-    db.pragma('wal_checkpoint(TRUNCATE)');
-  } finally {
-    db.close();
   }
 }
 

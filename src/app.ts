@@ -15,7 +15,7 @@ import { webhookConfigFromEnv, type WebhookConfig } from './webhooks/config.js';
 import { WebhookWorker } from './webhooks/delivery-worker.js';
 
 export interface AppConfig {
-  /** This node's files (ERP services, caught emails); and the SQLite database unless `database` says otherwise. */
+  /** This node's files (local ERP services, backups); and the SQLite database unless `database` says otherwise. */
   dataDir: string;
   /** PostgreSQL (`url`, pool size), shared by several nodes; absent: SQLite in `dataDir`. */
   database?: DatabaseOptions;
@@ -59,7 +59,7 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
   const core = openCore(config.dataDir, config.database, onInternalError);
   const { db, audit } = core;
   const secrets = new SecretBox(config.secretsKeys ?? loadSecretsKeys(config.dataDir));
-  const mailCatcher = new MailCatcher(db.kysely, config.dataDir, config.mail);
+  const mailCatcher = new MailCatcher(db.kysely, config.mail);
   // Copies send their mail to the catcher; its port is known only once `serve` has started it.
   const copyMailRelay = () => (mailCatcher.port > 0 ? `${config.mail.host}:${mailCatcher.port}` : null);
   // A container reaches the catcher through its engine's machine (see EngineConfig.containerMailRelay).
@@ -67,7 +67,7 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
     if (mailCatcher.port <= 0) return null;
     return process.env.TEAMINFRA_SMTP_ADDRESS_FOR_CONTAINERS || `host.docker.internal:${mailCatcher.port}`;
   };
-  const engine = createEngine(db, { copyMailRelay, containerMailRelay, ...config.engine });
+  const engine = createEngine(db, secrets, { copyMailRelay, containerMailRelay, ...config.engine });
   const webhooks = new WebhookWorker(db.kysely, config.webhooks, secrets);
   const decisions = new DecisionSweeper({ db, audit, onInternalError });
   return {

@@ -72,6 +72,12 @@ export interface CapabilityContext {
 
 /** A file a capability offers for download: REST streams it (with Range), MCP gets a link. */
 export interface FileSource {
+  /**
+   * Where the bytes are, said so that any node can find them (a download link made on one node
+   * may be fetched through another): a file path (a local service's backup, or an email kept by
+   * an earlier version), `docker://...` (a backup kept on a Docker engine), or
+   * `caught-email:ID` (a raw message kept in the database). src/http/file-contents.ts reads them.
+   */
   path: string;
   filename: string;
   contentType: string;

@@ -84,6 +84,8 @@ export interface CaughtEmailsTable {
   id: string; team_id: string; copy_id: string; message_id: string | null; sender: string | null;
   recipients: string; subject: string | null; text_body: string | null; html_body: string | null;
   attachments: string; raw_path: string; size_bytes: number; received_at: string;
+  /** The raw message; null for an email an earlier version kept as the file `raw_path`. */
+  raw_message: Buffer | null;
 }
 
 export interface WebhooksTable {

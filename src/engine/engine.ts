@@ -2,6 +2,7 @@
 // `close()` detaches by default: services keep running and the next start adopts them
 // (README.md says why). `close({ services: 'stop' })` stops them too (tests, benchmarks).
 import type { Db } from '../db/connect.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { nowIso } from '../db/ids.js';
 import { DEFAULT_RETENTION, pruneBackups, type RetentionPolicy } from './backup-retention.js';
 import type { ServiceDriver } from './driver.js';
@@ -78,7 +79,7 @@ export interface Engine {
   close(options?: { services?: 'detach' | 'stop' }): Promise<void>;
 }
 
-export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onError = logEngineError): Engine {
+export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<EngineConfig> = {}, onError = logEngineError): Engine {
   const config = { ...DEFAULT_ENGINE_CONFIG, ...overrides };
   const local = new LocalDriver({
     dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
@@ -86,7 +87,7 @@ export function createEngine(db: Db, overrides: Partial<EngineConfig> = {}, onEr
   });
   const engines = new EngineRegistry();
   const docker = new DockerDriver({
-    db: db.kysely, engines, dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
+    db: db.kysely, secrets, engines, dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
     takenPorts: () => takenPorts(db.kysely), containerMailRelay: config.containerMailRelay,
   });
   const driver = new DriverRouter(local, docker);

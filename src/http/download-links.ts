@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from '../core/invoke.js';
 import { AppError } from '../core/errors.js';
 import { findUsableDownloadLink, reopenDownloadLink, spendDownloadLink, startDownload } from '../db/repositories/download-links.js';
+import { contentsOf, type FileContents } from './file-contents.js';
 import { sendProblem } from './problem.js';
 import { deliversLastByte, sendFile } from './send-file.js';
 
@@ -15,6 +16,13 @@ export function registerDownloadLinks(server: FastifyInstance, deps: CoreDeps): 
     const link = await findUsableDownloadLink(db, request.params.link);
     if (!link) {
       return sendProblem(reply, new AppError('not_found', 'This download link is unknown, already used or expired. Ask for a new one.'));
+    }
+    let contents: FileContents;
+    try {
+      contents = await contentsOf(deps.db, link.file);
+    } catch (error) {
+      if (error instanceof AppError) return sendProblem(reply, error);
+      throw error;
     }
     if (request.method === 'GET') {
       const window = await startDownload(db, link.idHash);
@@ -33,9 +41,9 @@ export function registerDownloadLinks(server: FastifyInstance, deps: CoreDeps): 
         let complete = false;
         reply.raw.once('finish', () => { complete = true; });
         reply.raw.once('close', () => { if (!complete) void reopenDownloadLink(db, link.idHash, window, spentAt); });
-        return sendFile(request, reply, link.file, () => { complete = true; });
+        return sendFile(request, reply, link.file, contents, () => { complete = true; });
       }
     }
-    return sendFile(request, reply, link.file);
+    return sendFile(request, reply, link.file, contents);
   });
 }

@@ -7,6 +7,7 @@ import { AppError, toAppError } from '../core/errors.js';
 import { invoke, invokeDownload, type CoreDeps } from '../core/invoke.js';
 import { registerDownloadLinks } from './download-links.js';
 import { acceptsJson } from './accept.js';
+import { contentsOf } from './file-contents.js';
 import { sendFile } from './send-file.js';
 import { sendProblem } from './problem.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -46,7 +47,7 @@ async function handle(
     const idempotencyKey = headerValue(request.headers['idempotency-key']);
     if (capability.download) {
       const file = await invokeDownload(capability, rawInputOf(capability, request), { bearer, channel: 'api' }, deps);
-      return sendFile(request, reply, file);
+      return sendFile(request, reply, file, await contentsOf(deps.db, file));
     }
     const output = await invoke(capability, rawInputOf(capability, request), { bearer, channel: 'api', idempotencyKey }, deps);
     // An accepted long action answers with its operation; Location is where to poll it.

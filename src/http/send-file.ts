@@ -5,24 +5,13 @@ import { createReadStream } from 'node:fs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FileSource } from '../core/capability.js';
 import { AppError } from '../core/errors.js';
+import type { FileContents } from './file-contents.js';
 import { sendProblem } from './problem.js';
 
-/** `onLastByteRead`: the last byte asked for has been read and handed to the response. */
-export function sendFile(request: FastifyRequest, reply: FastifyReply, file: FileSource, onLastByteRead?: () => void): FastifyReply {
-  const stream = (options?: { start: number; end: number }) => {
-    const readable = createReadStream(file.path, options);
-    // Counted on 'data', not on 'end': the client can have every byte (and close) before the
-    // stream reads past the end of the file.
-    let left = options ? options.end - options.start + 1 : file.sizeBytes;
-    if (onLastByteRead) {
-      if (left === 0) onLastByteRead();
-      readable.on('data', (chunk: Buffer | string) => {
-        left -= chunk.length;
-        if (left === 0) onLastByteRead();
-      });
-    }
-    return readable;
-  };
+/** `onLastByteRead`: the last byte asked for has been handed to the response. */
+export function sendFile(
+  request: FastifyRequest, reply: FastifyReply, file: FileSource, contents: FileContents, onLastByteRead?: () => void,
+): FastifyReply {
   const etag = etagOf(file);
   reply.header('Accept-Ranges', 'bytes');
   if (etag) reply.header('ETag', etag);
@@ -38,9 +27,29 @@ export function sendFile(request: FastifyRequest, reply: FastifyReply, file: Fil
   if (range) {
     return reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.sizeBytes}`)
       .header('Content-Length', String(range.end - range.start + 1))
-      .send(stream({ start: range.start, end: range.end }));
+      .send(bytesOf(contents, range, range.end - range.start + 1, onLastByteRead));
   }
-  return reply.code(200).header('Content-Length', String(file.sizeBytes)).send(stream());
+  return reply.code(200).header('Content-Length', String(file.sizeBytes)).send(bytesOf(contents, undefined, file.sizeBytes, onLastByteRead));
+}
+
+function bytesOf(contents: FileContents, range: { start: number; end: number } | undefined, length: number, onLastByteRead?: () => void) {
+  if ('bytes' in contents) {
+    // Handed to the response whole, in one write.
+    onLastByteRead?.();
+    return range ? contents.bytes.subarray(range.start, range.end + 1) : contents.bytes;
+  }
+  const readable = createReadStream(contents.path, range);
+  if (onLastByteRead) {
+    // Counted on 'data', not on 'end': the client can have every byte (and close) before the
+    // stream reads past the end of the file.
+    let left = length;
+    if (left === 0) onLastByteRead();
+    readable.on('data', (chunk: Buffer | string) => {
+      left -= chunk.length;
+      if (left === 0) onLastByteRead();
+    });
+  }
+  return readable;
 }
 
 /** Whether the answer sendFile gives this request carries the file's last byte (a HEAD or a 416 does not). */

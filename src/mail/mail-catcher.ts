@@ -19,7 +19,7 @@ export class MailCatcher {
   private readonly server: SMTPServer;
   port = 0;
 
-  constructor(private readonly db: Kysely<Database>, private readonly dataDir: string, private readonly config: MailConfig) {
+  constructor(private readonly db: Kysely<Database>, private readonly config: MailConfig) {
     this.server = new SMTPServer({
       banner: 'teaminfra mail catcher: mail is kept, never delivered',
       authMethods: ['PLAIN', 'LOGIN'],
@@ -72,7 +72,7 @@ export class MailCatcher {
         from: session.envelope.mailFrom ? session.envelope.mailFrom.address : null,
         to: session.envelope.rcptTo.map((recipient) => recipient.address),
       };
-      storeEmail({ db: this.db, dataDir: this.dataDir, maxEmailsPerCopy: this.config.maxEmailsPerCopy }, copy, Buffer.concat(chunks), envelope)
+      storeEmail({ db: this.db, maxEmailsPerCopy: this.config.maxEmailsPerCopy }, copy, Buffer.concat(chunks), envelope)
         .then(() => callback())
         .catch(() => callback(smtpError(451, 'The message could not be kept; try again later.')));
     });

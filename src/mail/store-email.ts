@@ -1,8 +1,8 @@
-// Keeps one caught email: the raw message as a file (written whole, then renamed into place),
-// its parsed parts as a row, and an `email.caught` event, then trims the copy to its limit.
-// If the row cannot be written, the file is removed: nothing is ever half-stored.
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+// Keeps one caught email: the raw message and its parsed parts as one row, and an
+// `email.caught` event, in one transaction, then trims the copy to its limit. The raw message
+// is in the database, not in a file of the node whose catcher received it, so that every node
+// sharing the database (PostgreSQL) serves it; nothing is ever half-stored.
+import { rm } from 'node:fs/promises';
 import type { Kysely } from 'kysely';
 import { simpleParser, type AddressObject } from 'mailparser';
 import type { Database } from '../db/tables.js';
@@ -12,7 +12,6 @@ import { trimEmailsOfCopy } from '../db/repositories/caught-emails.js';
 
 export interface StoreContext {
   db: Kysely<Database>;
-  dataDir: string;
   maxEmailsPerCopy: number;
 }
 
@@ -26,34 +25,24 @@ export async function storeEmail(
 ): Promise<string> {
   const parsed = await simpleParser(raw, { skipImageLinks: true });
   const id = newId('eml');
-  const directory = join(context.dataDir, 'mail', copy.id);
-  const rawPath = join(directory, `${id}.eml`);
-  // Owner-only whatever the umask: emails carry password-reset links into the copy.
-  await mkdir(directory, { recursive: true, mode: 0o700 });
-  await writeFile(`${rawPath}.tmp`, raw, { mode: 0o600 });
-  await rename(`${rawPath}.tmp`, rawPath);
   const recipients = envelope.to.length > 0 ? envelope.to : [...addresses(parsed.to), ...addresses(parsed.cc)];
   const sender = envelope.from ?? addresses(parsed.from)[0] ?? null;
   const attachments = parsed.attachments.map((attachment) => ({
     filename: attachment.filename ?? null, content_type: attachment.contentType, size_bytes: attachment.size,
   }));
-  try {
-    const removed = await context.db.transaction().execute(async (trx) => {
-      await trx.insertInto('caught_emails').values({
-        id, team_id: copy.teamId, copy_id: copy.id, message_id: parsed.messageId ?? null, sender, recipients: JSON.stringify(recipients),
-        subject: parsed.subject ?? null, text_body: parsed.text ?? null, html_body: typeof parsed.html === 'string' ? parsed.html : null,
-        attachments: JSON.stringify(attachments), raw_path: rawPath, size_bytes: raw.length, received_at: nowIso(),
-      }).execute();
-      await insertEvent(trx, {
-        teamId: copy.teamId, type: 'email.caught',
-        data: { copy_id: copy.id, email: { id, subject: parsed.subject ?? null, sender, recipients } },
-      });
-      return trimEmailsOfCopy(trx, copy.id, context.maxEmailsPerCopy);
+  const removed = await context.db.transaction().execute(async (trx) => {
+    await trx.insertInto('caught_emails').values({
+      id, team_id: copy.teamId, copy_id: copy.id, message_id: parsed.messageId ?? null, sender, recipients: JSON.stringify(recipients),
+      subject: parsed.subject ?? null, text_body: parsed.text ?? null, html_body: typeof parsed.html === 'string' ? parsed.html : null,
+      attachments: JSON.stringify(attachments), raw_path: '', raw_message: raw, size_bytes: raw.length, received_at: nowIso(),
+    }).execute();
+    await insertEvent(trx, {
+      teamId: copy.teamId, type: 'email.caught',
+      data: { copy_id: copy.id, email: { id, subject: parsed.subject ?? null, sender, recipients } },
     });
-    await Promise.all(removed.map((path) => rm(path, { force: true })));
-    return id;
-  } catch (error) {
-    await rm(rawPath, { force: true });
-    throw error;
-  }
+    return trimEmailsOfCopy(trx, copy.id, context.maxEmailsPerCopy);
+  });
+  // Emails an earlier version kept as files: trimmed, their files go too.
+  await Promise.all(removed.map((path) => rm(path, { force: true })));
+  return id;
 }

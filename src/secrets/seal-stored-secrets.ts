@@ -1,6 +1,7 @@
 // At every start of `serve`, before anything is served: checks that this process has the key the
-// database's secrets are sealed with (a node given another key refuses to start, rather than fail
-// at its first delivery), then seals with the current key every secret still in clear (kept so by
+// database's secrets (webhook secrets, the sign-in server's keys, Docker copies' mail passwords)
+// are sealed with (a node given another key refuses to start, rather than fail at its first
+// delivery), then seals with the current key every secret still in clear (kept so by
 // an earlier version) or sealed with a previous key (a key change). On SQLite the replaced values
 // are overwritten (secure_delete) and the file rewritten (VACUUM), so no old copy stays in it.
 import type { Kysely } from 'kysely';
@@ -8,6 +9,7 @@ import type { Db } from '../db/connect.js';
 import type { Database } from '../db/tables.js';
 import { sealWebhookSecrets } from '../db/repositories/webhooks.js';
 import { sealServerSecrets } from '../oauth/server-secrets.js';
+import { sealDockerMailPasswords } from '../engine/docker/docker-state.js';
 import { keyIdOf, UnsealError, type SecretBox } from './secret-box.js';
 
 /** This process's key is not the one the database's secrets are sealed with. */
@@ -22,7 +24,8 @@ export async function sealStoredSecrets(db: Db, box: SecretBox): Promise<{ resea
   const secureDelete = db.sqlite?.pragma('secure_delete', { simple: true });
   db.sqlite?.pragma('secure_delete = ON');
   try {
-    const resealed = (await sealWebhookSecrets(db.kysely, box)) + (await sealServerSecrets(db.kysely, box));
+    const resealed = (await sealWebhookSecrets(db.kysely, box)) + (await sealServerSecrets(db.kysely, box)) +
+      (await sealDockerMailPasswords(db.kysely, box));
     // Last: until every secret is sealed anew, the check still names the key they were sealed with.
     if (!box.isCurrent(check)) {
       await db.kysely.updateTable('secrets_key_check').set({ sealed: box.seal(CHECK_TEXT, CHECK_CONTEXT) })

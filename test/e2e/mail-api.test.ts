@@ -17,7 +17,7 @@ describe('mail catcher API', () => {
   beforeAll(async () => {
     server = await startTestServer();
     team = await seedTeam(server.app);
-    catcher = new MailCatcher(server.app.db.kysely, server.dataDir, { host: '127.0.0.1', port: 0, maxMessageBytes: 1_000_000, maxEmailsPerCopy: 100 });
+    catcher = new MailCatcher(server.app.db.kysely, { host: '127.0.0.1', port: 0, maxMessageBytes: 1_000_000, maxEmailsPerCopy: 100 });
     await catcher.start();
     const credentials = await issueMailCredentials(server.app.db.kysely, team.copyId);
     const transport = nodemailer.createTransport({ host: '127.0.0.1', port: catcher.port, secure: false, ignoreTLS: true, auth: { user: credentials.username, pass: credentials.password } });

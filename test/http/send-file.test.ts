@@ -22,7 +22,9 @@ beforeAll(async () => {
   writeFileSync(path, CONTENT);
   const file: FileSource = { path, filename: 'backup.gz', contentType: 'application/gzip', sizeBytes: CONTENT.length, sha256: SHA256 };
   server = Fastify();
-  server.get('/file', (request, reply) => sendFile(request, reply, file));
+  server.get('/file', (request, reply) => sendFile(request, reply, file, { path }));
+  // A raw message kept in the database is served from its bytes, with the same rules.
+  server.get('/bytes', (request, reply) => sendFile(request, reply, file, { bytes: CONTENT }));
   baseUrl = await server.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {
@@ -46,6 +48,16 @@ describe('sendFile', () => {
     expect(response.status).toBe(206);
     expect(response.headers.get('content-range')).toBe('bytes 5-9/20');
     expect(await response.text()).toBe('56789');
+  });
+
+  it('serves bytes read from the database whole, and a range of them, as it serves a file', async () => {
+    const whole = await fetch(`${baseUrl}/bytes`);
+    expect(whole.headers.get('content-length')).toBe('20');
+    expect(Buffer.from(await whole.arrayBuffer())).toEqual(CONTENT);
+    const part = await fetch(`${baseUrl}/bytes`, { headers: { Range: 'bytes=-3' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe('bytes 17-19/20');
+    expect(await part.text()).toBe('hij');
   });
 
   it('serves the whole file when If-Range does not match', async () => {

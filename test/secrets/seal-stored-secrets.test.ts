@@ -1,5 +1,5 @@
 // Secrets at rest, through `teaminfra serve` as a real process on a real SQLite file: webhook
-// secrets and the sign-in server's keys are sealed in the database with a key that is not in it,
+// secrets, the sign-in server's keys and Docker copies' mail passwords are sealed in the database with a key that is not in it,
 // the clear values an earlier version left are sealed at start with no copy left in the file,
 // keys change with TEAMINFRA_SECRETS_KEY_PREVIOUS, and a process with another key refuses to start.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -7,6 +7,7 @@ import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.js';
+import { readDockerState } from '../../src/engine/docker/docker-state.js';
 import { SecretBox } from '../../src/secrets/secret-box.js';
 import { loadSecretsKeys } from '../../src/secrets/secrets-key.js';
 import { generateWebhookSecret, verifyWebhook } from '../../src/webhooks/signing.js';
@@ -93,7 +94,7 @@ describe('secrets at rest', () => {
     expect(statSync(join(dataDir, 'secrets.key')).mode & 0o777).toBe(0o600);
   }, 60_000);
 
-  it('seals the clear secrets an earlier version left at first start, leaving no copy in the file', async () => {
+  it('seals the clear secrets an earlier version left (a Docker copy\'s mail password too) at first start, leaving no copy in the file', async () => {
     const dataDir = freshDataDir();
     receiver = await startReceiver();
     const { team, token, service } = await seed(dataDir, 'https://hooks.example.com/unused');
@@ -118,13 +119,24 @@ describe('secrets at rest', () => {
       kind: 'ServerSecrets', id: 'default', grant_id: null, user_code: null, uid: null, token_id: null, expires_at: null, consumed_at: null,
       payload: JSON.stringify({ cookieKeys: [cookieKey], jwks: { keys: [{ ...jwk, use: 'sig', alg: 'ES256', kid: 'old' }] } }),
     }).execute();
+    // A Docker copy's login to the mail catcher, as an earlier version kept it.
+    const mailPassword = randomBytes(24).toString('base64url');
+    await db.kysely.insertInto('docker_services').values({
+      service_id: service, volume: `teaminfra-data-${service}`, mail_username: service, mail_password: mailPassword, updated_at: now,
+    }).execute();
     await db.kysely.deleteFrom('secrets_key_check').execute();
     db.sqlite.pragma('wal_checkpoint(TRUNCATE)');
     await db.close();
-    expect(foundOnDisk(dataDir, [secret, previousSecret, deletedSecret, cookieKey, signingKey]).length).toBeGreaterThanOrEqual(5);
+    expect(foundOnDisk(dataDir, [secret, previousSecret, deletedSecret, cookieKey, signingKey, mailPassword]).length).toBeGreaterThanOrEqual(6);
 
     serve = await startServe(dataDir);
-    expect(foundOnDisk(dataDir, [secret, previousSecret, deletedSecret, cookieKey, signingKey])).toEqual([]);
+    expect(foundOnDisk(dataDir, [secret, previousSecret, deletedSecret, cookieKey, signingKey, mailPassword])).toEqual([]);
+    const sealedState = openDatabase(dataDir);
+    const box = new SecretBox(loadSecretsKeys(dataDir, {}));
+    expect(await readDockerState(sealedState.kysely, box, service)).toEqual({
+      volume: `teaminfra-data-${service}`, mail: { username: service, password: mailPassword },
+    });
+    await sealedState.close();
     await post(serve, token, `/api/service-erp/${service}/start`);
     const [delivery] = await receiver.waitFor(1, 20_000);
     for (const signedWith of [secret, previousSecret]) {

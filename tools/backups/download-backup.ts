@@ -4,8 +4,7 @@ import { defineCapability, type CapabilityContext, type FileSource } from '../..
 import { AppError } from '../../src/core/errors.js';
 import { downloadLink, DownloadView } from '../downloads.js';
 import { BackupId } from '../schemas.js';
-import { isEngineBackupPath, localBackupFile } from '../../src/engine/docker/backup-store.js';
-import { DriverError } from '../../src/engine/driver.js';
+import { isEngineBackupPath } from '../../src/engine/docker/backup-store.js';
 
 type BackupRow = { id: string; state: string; file_path: string | null; size_bytes: number | null; sha256: string | null };
 
@@ -17,22 +16,17 @@ function completedBackup(context: CapabilityContext): BackupRow & { file_path: s
   return backup as BackupRow & { file_path: string; size_bytes: number };
 }
 
-/** A local service's backup is a file here; a Docker service's is kept on its engine and fetched once to this node. */
-async function backupFile(context: CapabilityContext): Promise<FileSource> {
+/**
+ * A local service's backup is a file here; a Docker service's is kept on its engine, and the node
+ * that serves the download fetches it then (src/http/file-contents.ts), so a link works on any node.
+ */
+function backupFile(context: CapabilityContext): FileSource {
   const backup = completedBackup(context);
   const onEngine = isEngineBackupPath(backup.file_path);
-  let path = backup.file_path;
-  if (onEngine) {
-    try {
-      path = await localBackupFile(context.db.kysely, context.db.dataDir, { path: backup.file_path, sha256: backup.sha256 ?? '' });
-    } catch (error) {
-      if (error instanceof DriverError) throw new AppError('conflict', `The file of backup ${backup.id} cannot be read: ${error.reason}`);
-      throw error;
-    }
-  }
-  if (!existsSync(path)) throw new AppError('conflict', `The file of backup ${backup.id} is no longer on the server.`);
+  if (!onEngine && !existsSync(backup.file_path)) throw new AppError('conflict', `The file of backup ${backup.id} is no longer on the server.`);
   return {
-    path, filename: `${backup.id}${onEngine ? '.tar.gz' : '.sqlite.gz'}`, contentType: 'application/gzip', sizeBytes: backup.size_bytes, sha256: backup.sha256,
+    path: backup.file_path, filename: `${backup.id}${onEngine ? '.tar.gz' : '.sqlite.gz'}`, contentType: 'application/gzip',
+    sizeBytes: backup.size_bytes, sha256: backup.sha256,
   };
 }
 
@@ -50,6 +44,6 @@ export default defineCapability({
   http: { method: 'GET', path: '/api/backups/{backup_id}/download', status: 200, produces: 'application/gzip' },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed', 'not_found', 'conflict'],
-  run: async (_input, context) => downloadLink(context, await backupFile(context)),
+  run: async (_input, context) => downloadLink(context, backupFile(context)),
   download: async (_input, context) => backupFile(context),
 });

@@ -2,10 +2,15 @@ import { z } from 'zod';
 import { defineCapability, type CapabilityContext, type FileSource } from '../../src/core/capability.js';
 import { downloadLink, DownloadView } from '../downloads.js';
 import { EmailId } from '../schemas.js';
+import { caughtEmailPath } from '../../src/http/file-contents.js';
 
+/** Kept in the database, so any node serves it; an email kept by an earlier version is its file. */
 function rawFile(context: CapabilityContext): FileSource {
   const email = context.target as { id: string; raw_path: string; size_bytes: number };
-  return { path: email.raw_path, filename: `${email.id}.eml`, contentType: 'message/rfc822', sizeBytes: email.size_bytes, sha256: null };
+  return {
+    path: email.raw_path === '' ? caughtEmailPath(email.id) : email.raw_path,
+    filename: `${email.id}.eml`, contentType: 'message/rfc822', sizeBytes: email.size_bytes, sha256: null,
+  };
 }
 
 export default defineCapability({

@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { extract as tarExtract, pack as tarPack } from 'tar-stream';
 import { DriverError } from '../driver.js';
-import { compressInParallel, sha256OfFile } from '../local/backup-archive.js';
+import { compressStreamInParallel, sha256OfFile } from '../local/backup-archive.js';
 
 /** The engine answers an archive of `/x/snap` with entries `snap/...`: the same files, relative to `snap`. */
 export function stripTopDirectory(source: Readable): Readable {
@@ -31,17 +31,14 @@ export function stripTopDirectory(source: Readable): Readable {
   return Readable.from(pack);
 }
 
-/** Writes `tar` to `destination` compressed and checksummed; the file appears whole or not at all. */
+/** Writes `tar` to `destination` compressed (as it arrives) and checksummed; the file appears whole or not at all. */
 export async function packArchive(tar: Readable, destination: string): Promise<{ sizeBytes: number; sha256: string }> {
-  const plain = `${destination}.tar`;
   const partial = `${destination}.partial`;
   try {
-    await pipeline(tar, createWriteStream(plain, { mode: 0o600 }));
-    const packed = await compressInParallel(plain, partial);
+    const packed = await compressStreamInParallel(tar, partial);
     renameSync(partial, destination);
     return packed;
   } finally {
-    rmSync(plain, { force: true });
     rmSync(partial, { force: true });
   }
 }

@@ -22,15 +22,20 @@ export function isEngineBackupPath(path: string): boolean {
   return path.startsWith(`${SCHEME}//`);
 }
 
-/** Puts `file` into the server's backups volume; returns the backup's path. */
-export async function storeBackupOnEngine(api: DockerApi, server: ServerSpec, serviceId: string, file: string, sizeBytes: number, image: string): Promise<string> {
+/** The server's backups volume, as a helper mounts it to put a backup in or take one out. */
+export function backupsMount(serverId: string): { volume: string; at: string } {
+  return { volume: backupsVolumeName(serverId), at: MOUNT };
+}
+
+/**
+ * Puts `file` into the server's backups volume through `helperId`, a helper container that
+ * mounts it (backupsMount); returns the backup's path.
+ */
+export async function storeBackupOnEngine(
+  api: DockerApi, helperId: string, server: ServerSpec, serviceId: string, file: string, sizeBytes: number, image: string,
+): Promise<string> {
   const name = `${serviceId}/${basename(file)}`;
-  const helper = await createHelper(api, { image, serviceId, serverId: server.id, mounts: [{ volume: backupsVolumeName(server.id), at: MOUNT }] });
-  try {
-    await api.upload('PUT', `/containers/${helper.id}/archive`, singleFileTar(name, file, sizeBytes), 'application/x-tar', { query: { path: MOUNT }, timeoutMs: 30 * 60_000 });
-  } finally {
-    await helper.remove();
-  }
+  await api.upload('PUT', `/containers/${helperId}/archive`, singleFileTar(name, file, sizeBytes), 'application/x-tar', { query: { path: MOUNT }, timeoutMs: 30 * 60_000 });
   return `${SCHEME}//${server.id}/${name}?image=${encodeURIComponent(image)}`;
 }
 
@@ -49,7 +54,7 @@ export async function localBackupFile(db: Kysely<Database>, dataDir: string, bac
   const partial = `${cached}.fetching`;
   try {
     mkdirSync(dirname(cached), { recursive: true, mode: 0o700 });
-    const helper = await createHelper(api, { image, serviceId: name.split('/')[0] ?? '', serverId, mounts: [{ volume: backupsVolumeName(serverId), at: MOUNT }] });
+    const helper = await createHelper(api, { image, serviceId: name.split('/')[0] ?? '', serverId, mounts: [backupsMount(serverId)] });
     try {
       await extractSingleFile(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: `${MOUNT}/${name}` }, timeoutMs: 30 * 60_000 }), partial);
     } finally {

@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { DriverError } from '../driver.js';
+import { isLeaseOwnerGone, newLeaseOwner } from '../lease-owner.js';
 import { DockerError, type DockerApi } from './docker-api.js';
 import type { ImageContract } from './erp-image-contract.js';
 import { LABEL, labelFilter, labelsOf } from './labels.js';
@@ -128,22 +129,31 @@ export async function answersHealth(host: string, port: number, path: string, se
   }
 }
 
-/** Waits until the container answers its health check; fails with its last output if it exits or never answers. */
+/**
+ * Waits until the container answers its health check; fails with its last output if it exits or
+ * never answers. The health path is asked every 20 ms (the local driver's pace: a start is over
+ * as soon as the service answers), the engine whether the container still runs every 200 ms.
+ */
 export async function waitHealthy(
   api: DockerApi, id: string, target: { host: string; port: number; path: string; serviceId: string }, timeoutMs: number,
 ): Promise<number> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = await containerPid(api, id);
-    if (!state.running) {
-      throw new DriverError(`The container exited (code ${state.exitCode}) before answering its health check${await lastOutput(api, id)}.`);
+  for (let attempt = 0; ; attempt++) {
+    if (await answersHealth(target.host, target.port, target.path, target.serviceId)) {
+      const state = await containerPid(api, id);
+      if (state.running) return state.pid;
     }
-    if (await answersHealth(target.host, target.port, target.path, target.serviceId)) return state.pid;
+    if (attempt % 10 === 0) {
+      const state = await containerPid(api, id);
+      if (!state.running) {
+        throw new DriverError(`The container exited (code ${state.exitCode}) before answering its health check${await lastOutput(api, id)}.`);
+      }
+    }
     if (Date.now() > deadline) {
       throw new DriverError(`The container did not answer its health check (GET ${target.path} on port ${target.port}) within ` +
         `${timeoutMs} ms${await lastOutput(api, id)}.`);
     }
-    await sleep(100);
+    await sleep(20);
   }
 }
 
@@ -190,6 +200,9 @@ export async function listVolumes(api: DockerApi, labels: Record<string, string>
   return (listed.Volumes ?? []).map((volume) => volume.Name);
 }
 
+/** Names this process on the helpers it makes; never retired, since the process lives as long as its helpers. */
+const THIS_PROCESS = newLeaseOwner();
+
 /**
  * A helper container of the service's image with the given volumes mounted, created but not
  * started: `runHelper` runs its `command`; without one it only serves archive transfers.
@@ -200,7 +213,7 @@ export async function createHelper(
 ): Promise<{ id: string; remove(): Promise<void> }> {
   const created = await api.json<{ Id: string }>('POST', '/containers/create', {
     body: {
-      Image: options.image, Labels: labelsOf({ serviceId: options.serviceId, serverId: options.serverId, role: 'helper' }),
+      Image: options.image, Labels: labelsOf({ serviceId: options.serviceId, serverId: options.serverId, role: 'helper', madeBy: THIS_PROCESS }),
       ...(options.command ? { Entrypoint: [options.command[0]], Cmd: options.command.slice(1) } : { Entrypoint: ['/bin/false'], Cmd: [] }),
       HostConfig: { Mounts: options.mounts.map((mount) => ({ Type: 'volume', Source: mount.volume, Target: mount.at })), NetworkMode: 'none' },
     },
@@ -213,4 +226,20 @@ export async function runHelper(api: DockerApi, id: string, timeoutMs: number): 
   await api.json('POST', `/containers/${id}/start`, { accept: [304] });
   const waited = await api.json<{ StatusCode: number }>('POST', `/containers/${id}/wait`, { timeoutMs });
   return { exitCode: waited.StatusCode, output: await lastOutput(api, id) };
+}
+
+/**
+ * Removes the service's helpers whose maker is a control-plane process of this host that no
+ * longer exists (killed in the middle of a backup, copy or restore): they would hold its
+ * volumes. A helper made on another host is left alone, since we cannot tell whether its maker
+ * still works with it; deleting the service removes it.
+ */
+export async function removeAbandonedHelpers(api: DockerApi, serviceId: string): Promise<void> {
+  const listed = await api.json<ListedContainer[]>('GET', '/containers/json', {
+    query: { all: 1, filters: labelFilter({ [LABEL.serviceId]: serviceId, [LABEL.role]: 'helper' }) },
+  });
+  for (const helper of listed) {
+    const maker = helper.Labels[LABEL.madeBy];
+    if (maker !== undefined && isLeaseOwnerGone(maker)) await removeContainer(api, helper.Id);
+  }
 }

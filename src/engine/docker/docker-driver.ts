@@ -8,15 +8,16 @@ import type { Readable } from 'node:stream';
 import { dirname } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
 import {
   DriverError, type BackupFile, type RestoreHooks, type RunningService, type ServerSpec, type ServiceDriver, type ServiceSpec,
   type ServiceStatus, type StartHooks,
 } from '../driver.js';
 import { packArchive, stripTopDirectory, unpackedTar, verifyArchive } from './archives.js';
-import { localBackupFile, storeBackupOnEngine } from './backup-store.js';
+import { backupsMount, localBackupFile, storeBackupOnEngine } from './backup-store.js';
 import {
   answersHealth, containerPid, createHelper, keepRunning, createServiceContainer, ensureVolume, listServiceContainers, listVolumes, PortTaken,
-  removeContainer, removeVolume, runHelper, startContainer, stopContainer, waitHealthy, type ContainerSummary,
+  removeAbandonedHelpers, removeContainer, removeVolume, runHelper, startContainer, stopContainer, waitHealthy, type ContainerSummary,
 } from './containers.js';
 import { containerEnvOf } from '../erp-app/container-env.js';
 import type { DockerApi } from './docker-api.js';
@@ -29,6 +30,8 @@ import { choosePort } from './ports.js';
 
 export interface DockerDriverOptions {
   db: Kysely<Database>;
+  /** Seals a copy's mail password in docker_services. */
+  secrets: SecretBox;
   engines: EngineRegistry;
   /** This node's data directory: where backups are written before they go to the engine, and cached after. */
   dataDir: string;
@@ -58,9 +61,9 @@ export class DockerDriver implements ServiceDriver {
   async provision(service: ServiceSpec): Promise<void> {
     const { api } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
-    const { volume } = await readDockerState(this.options.db, service.id);
+    const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
     await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
-    await writeDockerState(this.options.db, service.id, { volume });
+    await writeDockerState(this.options.db, this.options.secrets, service.id, { volume });
     // Data initialised now, so that a backup works before the first start: the snapshot command
     // of the bundled image creates the database the application would create.
     if (contract.snapshotCommand) await this.snapshotInto(api, contract, service, volume, async () => undefined);
@@ -84,7 +87,7 @@ export class DockerDriver implements ServiceDriver {
 
   async start(service: ServiceSpec, hooks: StartHooks): Promise<RunningService> {
     const { api } = this.options.engines.engineOf(service.server);
-    const { volume } = await readDockerState(this.options.db, service.id);
+    const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
     const containers = await listServiceContainers(api, service.id);
     const wanted = containers.find((container) => container.revision === service.revision && container.volume === volume);
     const running = await this.runningOn(service, wanted, hooks);
@@ -102,7 +105,7 @@ export class DockerDriver implements ServiceDriver {
 
   async redeploy(service: ServiceSpec, revision: number, hooks: StartHooks): Promise<RunningService> {
     const { api } = this.options.engines.engineOf(service.server);
-    const { volume } = await readDockerState(this.options.db, service.id);
+    const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
     const before = await listServiceContainers(api, service.id);
     const serving = before.filter((container) => container.running && container.revision !== revision);
     const existing = before.find((container) => container.revision === revision && container.volume === volume);
@@ -129,45 +132,61 @@ export class DockerDriver implements ServiceDriver {
   }
 
   async storeMailCredentials(service: ServiceSpec, credentials: { username: string; password: string } | null): Promise<void> {
-    await writeDockerState(this.options.db, service.id, { mail: credentials });
+    await writeDockerState(this.options.db, this.options.secrets, service.id, { mail: credentials });
   }
 
   async backup(service: ServiceSpec, destination: string): Promise<BackupFile> {
     const { api } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
-    const { volume } = await readDockerState(this.options.db, service.id);
+    const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
+    // A backup resumed after a crash starts over; the helper the crashed one used goes first.
+    await removeAbandonedHelpers(api, service.id);
     const file = `${destination.replace(/\.sqlite\.gz$/, '')}.tar.gz`;
     mkdirSync(dirname(file), { recursive: true });
-    const packed = await this.snapshotInto(api, contract, service, volume, (tar) => packArchive(tar, file));
-    const enginePath = await storeBackupOnEngine(api, service.server, service.id, file, packed.sizeBytes, contract.image);
-    return { path: enginePath, sizeBytes: packed.sizeBytes, sha256: packed.sha256 };
+    // Compressed as the engine sends it, then kept in the backups volume through the same helper.
+    return this.snapshotInto(api, contract, service, volume, async (tar, helperId) => {
+      const packed = await packArchive(tar, file);
+      const enginePath = await storeBackupOnEngine(api, helperId, service.server, service.id, file, packed.sizeBytes, contract.image);
+      return { path: enginePath, sizeBytes: packed.sizeBytes, sha256: packed.sha256 };
+    }, [backupsMount(service.server.id)]);
   }
 
   async copy(source: ServiceSpec, copy: ServiceSpec): Promise<void> {
     const { api } = this.options.engines.engineOf(copy.server);
     const contract = await this.options.engines.contractOf(copy.server);
-    const { volume: sourceVolume } = await readDockerState(this.options.db, source.id);
-    const { volume } = await readDockerState(this.options.db, copy.id);
-    // A resumed copy starts over on an empty volume.
+    const { volume: sourceVolume } = await readDockerState(this.options.db, this.options.secrets, source.id);
+    const { volume } = await readDockerState(this.options.db, this.options.secrets, copy.id);
+    // A resumed copy starts over on an empty volume, which the crashed attempt's helper no longer holds.
+    await removeAbandonedHelpers(api, source.id);
+    await removeAbandonedHelpers(api, copy.id);
     await removeVolume(api, volume);
     await ensureVolume(api, volume, labelsOf({ serviceId: copy.id, serverId: copy.server.id, role: 'data' }));
-    await writeDockerState(this.options.db, copy.id, { volume });
+    await writeDockerState(this.options.db, this.options.secrets, copy.id, { volume });
     await this.snapshotInto(api, contract, source, sourceVolume, (tar) => this.putIntoVolume(api, contract, copy, volume, tar));
   }
 
   async restore(service: ServiceSpec, backup: { path: string; sha256: string }, hooks: RestoreHooks): Promise<RunningService | null> {
     const { api } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
-    const { volume: current } = await readDockerState(this.options.db, service.id);
+    const { volume: current } = await readDockerState(this.options.db, this.options.secrets, service.id);
     // 1. Everything that can be wrong with the backup is found before the service is touched.
     const local = await localBackupFile(this.options.db, this.options.dataDir, { path: backup.path, sha256: backup.sha256 });
     await verifyArchive(local, backup.sha256);
     const staged = dataVolumeName(service.id, generationOf(current) + 1);
+    // Resumed after a crash: the volume it was staging starts over, once the crashed attempt's helper has let go of it.
+    await removeAbandonedHelpers(api, service.id);
     await removeVolume(api, staged);
     await ensureVolume(api, staged, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
-    await this.putIntoVolume(api, contract, service, staged, unpackedTar(local));
-    await this.verifyVolume(api, contract, service, staged);
-    // 2. Stopped, and the safety backup of exactly the data being replaced.
+    try {
+      await this.putIntoVolume(api, contract, service, staged, unpackedTar(local));
+      await this.verifyVolume(api, contract, service, staged);
+    } catch (error) {
+      // Nothing was touched; a half-written volume is not kept beside the service's data.
+      await removeVolume(api, staged).catch(() => undefined);
+      throw error;
+    }
+    // 2. Stopped, and the safety backup of exactly the data being replaced. A restore resumed
+    // after a crash may find the service stopped by its first attempt: it ran if it ran when asked.
     const wasRunning = hooks.ranBefore || (await listServiceContainers(api, service.id)).some((container) => container.running);
     if (wasRunning) await this.stop(service);
     try {
@@ -177,7 +196,7 @@ export class DockerDriver implements ServiceDriver {
       throw error;
     }
     // 3. The swap: one row names the new volume.
-    await writeDockerState(this.options.db, service.id, { volume: staged });
+    await writeDockerState(this.options.db, this.options.secrets, service.id, { volume: staged });
     if (!wasRunning) {
       await this.dropOtherVolumes(api, service, staged);
       return null;
@@ -188,7 +207,7 @@ export class DockerDriver implements ServiceDriver {
       await this.dropOtherVolumes(api, service, staged);
       return running;
     } catch (error) {
-      await writeDockerState(this.options.db, service.id, { volume: current });
+      await writeDockerState(this.options.db, this.options.secrets, service.id, { volume: current });
       await this.startAgain(service, hooks, error);
       throw new DriverError(`The service did not start on the restored data (${reasonOf(error)}), so its previous data was put back ` +
         'and it was started again. Nothing was restored.', false, { cause: error });
@@ -209,7 +228,7 @@ export class DockerDriver implements ServiceDriver {
       await removeContainer(api, existing.id);
       existing = undefined;
     }
-    const { volume, mail } = await readDockerState(this.options.db, service.id);
+    const { volume, mail } = await readDockerState(this.options.db, this.options.secrets, service.id);
     await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
     let containerId = existing?.id;
     let port = existing ? existing.port ?? service.port : service.port;
@@ -265,28 +284,31 @@ export class DockerDriver implements ServiceDriver {
    * service keeps running. Without: the service is stopped while its files are read, then started again.
    */
   private async snapshotInto<T>(
-    api: DockerApi, contract: ImageContract, service: ServiceSpec, volume: string, consume: (tar: Readable) => Promise<T>,
+    api: DockerApi, contract: ImageContract, service: ServiceSpec, volume: string, consume: (tar: Readable, helperId: string) => Promise<T>,
+    otherMounts: { volume: string; at: string }[] = [],
   ): Promise<T> {
     // A service made by the operator's create-service has no volume until its first operation.
     await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
     if (contract.snapshotCommand) {
       const helper = await createHelper(api, {
-        image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }],
+        image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }, ...otherMounts],
         command: [...contract.snapshotCommand, contract.dataDir, SNAPSHOT_DIR],
       });
       try {
         const { exitCode, output } = await runHelper(api, helper.id, HELPER_TIMEOUT_MS);
         if (exitCode !== 0) throw new DriverError(`The image's snapshot command failed (exit code ${exitCode})${output}.`);
-        return await consume(stripTopDirectory(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: SNAPSHOT_DIR }, timeoutMs: HELPER_TIMEOUT_MS })));
+        return await consume(stripTopDirectory(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: SNAPSHOT_DIR }, timeoutMs: HELPER_TIMEOUT_MS })), helper.id);
       } finally {
         await helper.remove();
       }
     }
     const running = (await listServiceContainers(api, service.id)).filter((container) => container.running);
     for (const container of running) await stopContainer(api, container.id, this.options.stopGraceMs);
-    const helper = await createHelper(api, { image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }] });
+    const helper = await createHelper(api, {
+      image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }, ...otherMounts],
+    });
     try {
-      return await consume(stripTopDirectory(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: contract.dataDir }, timeoutMs: HELPER_TIMEOUT_MS })));
+      return await consume(stripTopDirectory(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: contract.dataDir }, timeoutMs: HELPER_TIMEOUT_MS })), helper.id);
     } finally {
       await helper.remove();
       for (const container of running) await startContainer(api, container.id);

@@ -9,13 +9,18 @@ export const LABEL = {
   role: 'io.teaminfra.role',
   /** On a service container: the data volume it mounts. */
   volume: 'io.teaminfra.volume',
+  /** On a helper container: the control-plane process that made it (host/pid/nonce), to tell one a crash left behind. */
+  madeBy: 'io.teaminfra.made-by',
 } as const;
 
 export type Role = 'service' | 'helper' | 'data' | 'backups';
 
-export function labelsOf(values: { serviceId?: string; serverId: string; revision?: number; role: Role; volume?: string }): Record<string, string> {
+export function labelsOf(
+  values: { serviceId?: string; serverId: string; revision?: number; role: Role; volume?: string; madeBy?: string },
+): Record<string, string> {
   return {
     [LABEL.serverId]: values.serverId, [LABEL.role]: values.role,
+    ...(values.madeBy ? { [LABEL.madeBy]: values.madeBy } : {}),
     ...(values.serviceId ? { [LABEL.serviceId]: values.serviceId } : {}),
     ...(values.revision !== undefined ? { [LABEL.revision]: String(values.revision) } : {}),
     ...(values.volume ? { [LABEL.volume]: values.volume } : {}),

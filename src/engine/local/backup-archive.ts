@@ -5,7 +5,7 @@
 // integrity check are long synchronous SQLite calls that must not stall the control plane.
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, renameSync, rmSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
@@ -103,46 +103,54 @@ export async function sha256OfFile(file: string): Promise<string> {
 
 /** gzip members of 8 MiB compressed in parallel into `output`; its size and SHA-256. */
 export async function compressInParallel(input: string, output: string): Promise<{ sizeBytes: number; sha256: string }> {
-  const reader = await open(input, 'r');
-  const writer = await open(output, 'w');
+  return compressStreamInParallel(createReadStream(input, { highWaterMark: 1024 * 1024 }), output);
+}
+
+/**
+ * The same from a stream (a tar the Docker engine is sending): each 8 MiB is compressed as soon
+ * as it has arrived, while the next arrives, so receiving and compressing overlap and the
+ * uncompressed bytes are never written to disk.
+ */
+export async function compressStreamInParallel(source: AsyncIterable<Buffer>, output: string): Promise<{ sizeBytes: number; sha256: string }> {
+  const writer = await open(output, 'w', 0o600);
   try {
-    const { size } = await reader.stat();
-    const chunks = Math.max(1, Math.ceil(size / CHUNK_BYTES));
     const parallel = Math.max(2, availableParallelism());
-    const compress = (index: number): Promise<Buffer> => {
-      const start = index * CHUNK_BYTES;
-      const member = readChunk(reader, start, Math.min(CHUNK_BYTES, size - start)).then((chunk) => gzipAsync(chunk, { level: LEVEL }));
-      // Awaited in order below; this only keeps a failure that comes early from counting as unhandled.
-      member.catch(() => undefined);
-      return member;
-    };
     const inFlight: Promise<Buffer>[] = [];
-    let next = 0;
-    while (next < chunks && inFlight.length < parallel) inFlight.push(compress(next++));
     const hash = createHash('sha256');
     let sizeBytes = 0;
-    while (inFlight.length > 0) {
+    const compress = (chunk: Buffer) => {
+      const member = gzipAsync(chunk, { level: LEVEL });
+      // Awaited in order below; this only keeps a failure that comes early from counting as unhandled.
+      member.catch(() => undefined);
+      inFlight.push(member);
+    };
+    const writeOldest = async () => {
       const member = await (inFlight.shift() as Promise<Buffer>);
-      if (next < chunks) inFlight.push(compress(next++));
       hash.update(member);
       await writer.write(member);
       sizeBytes += member.length;
+    };
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let chunks = 0;
+    for await (const piece of source) {
+      pending.push(piece);
+      pendingBytes += piece.length;
+      while (pendingBytes >= CHUNK_BYTES) {
+        const joined = Buffer.concat(pending);
+        compress(joined.subarray(0, CHUNK_BYTES));
+        chunks += 1;
+        pending = pendingBytes > CHUNK_BYTES ? [joined.subarray(CHUNK_BYTES)] : [];
+        pendingBytes -= CHUNK_BYTES;
+        if (inFlight.length >= parallel) await writeOldest();
+      }
     }
+    // The rest; an empty input is one empty member, still a valid gzip file.
+    if (pendingBytes > 0 || chunks === 0) compress(Buffer.concat(pending));
+    while (inFlight.length > 0) await writeOldest();
     await writer.sync();
     return { sizeBytes, sha256: hash.digest('hex') };
   } finally {
     await writer.close();
-    await reader.close();
   }
-}
-
-async function readChunk(file: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.allocUnsafe(length);
-  let filled = 0;
-  while (filled < length) {
-    const { bytesRead } = await file.read(buffer, filled, length - filled, position + filled);
-    if (bytesRead === 0) throw new Error(`unexpected end of the snapshot at byte ${position + filled}`);
-    filled += bytesRead;
-  }
-  return buffer;
 }

@@ -17,8 +17,8 @@ export interface TwoNodes {
   db: Db;
   dataDirs: Record<NodeName, string>;
   serves: Partial<Record<NodeName, ServeProcess>>;
-  /** Starts (or restarts) a node; leases last `leaseMs`, so a killed node is given up quickly. */
-  start(node: NodeName): Promise<ServeProcess>;
+  /** Starts (or restarts) a node; leases last `leaseMs`, so a killed node is given up quickly. `env` adds to its environment. */
+  start(node: NodeName, env?: NodeJS.ProcessEnv): Promise<ServeProcess>;
   url(node: NodeName): string;
   /** `teaminfra admin ...` against the shared database. */
   admin(args: string[]): Promise<Record<string, any>>;
@@ -37,9 +37,9 @@ export async function twoNodes(label: string): Promise<TwoNodes> {
   const secretsKey = { TEAMINFRA_SECRETS_KEY: randomBytes(32).toString('base64') };
   return {
     schema, db, dataDirs, serves,
-    async start(node) {
+    async start(node, env = {}) {
       const serve = await startServe(dataDirs[node], [...database, '--node', node], {
-        TEAMINFRA_DB_POOL: '4', TEAMINFRA_LEASE_MS: String(LEASE_MS), ...secretsKey,
+        TEAMINFRA_DB_POOL: '4', TEAMINFRA_LEASE_MS: String(LEASE_MS), ...secretsKey, ...env,
       });
       serves[node] = serve;
       return serve;

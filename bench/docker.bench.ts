@@ -1,0 +1,208 @@
+// Docker benchmark: one ERP service with a 100 MB database on a Docker server and one with the
+// same database on the local driver, in the same run: start (API request to the operation's
+// end: the service answers its health check), redeploy, backup and stop, over a few rounds
+// (median, max); and the Docker backup against a `docker cp` of the same data (the engine's
+// archive GET of the data directory of the running container, written to a file, which is what
+// `docker cp` does), and against that copy piped through the backup's compression and checksum. Targets: container start within 3x the local process, backup within 2x
+// docker cp. Without an engine (TEAMINFRA_BENCH_DOCKER_HOST, else this machine's socket) it
+// says so in one line and measures nothing. Size with BENCH_BACKUP_MB, rounds with BENCH_ROUNDS.
+import { copyFileSync, createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { insertServer } from '../src/db/repositories/servers.js';
+import { insertService } from '../src/db/repositories/services.js';
+import { createDockerServer } from '../src/cli/docker-commands.js';
+import { singleFileTar } from '../src/engine/docker/archives.js';
+import { createHelper, listServiceContainers } from '../src/engine/docker/containers.js';
+import { compressStreamInParallel } from '../src/engine/local/backup-archive.js';
+import { DockerApi } from '../src/engine/docker/docker-api.js';
+import { parseEngineAddress } from '../src/engine/docker/engine-address.js';
+import { buildErpImage } from '../src/engine/docker/erp-image.js';
+import { dataVolumeName, LABEL, labelFilter } from '../src/engine/docker/labels.js';
+import { fillDatabase } from './support/erp-database.js';
+import { startEngineBenchServer } from './support/engine-server.js';
+import { envNumber } from './support/settings.js';
+
+const STEPS = ['start', 'redeploy', 'backup', 'stop'] as const;
+type Step = (typeof STEPS)[number];
+interface Spread { medianMs: number; maxMs: number }
+
+export interface DockerBenchFigures {
+  skipped?: string;
+  databaseMb?: number;
+  rounds?: number;
+  docker?: Record<Step, Spread>;
+  local?: Record<Step, Spread>;
+  dockerCp?: Spread;
+  /** docker cp piped through the backup's compression: what a compressed, checksummed copy costs at the least. */
+  dockerCpGzip?: Spread;
+  ratios?: { startDockerOverLocal: number; stopDockerOverLocal: number; redeployDockerOverLocal: number; backupDockerOverLocal: number; backupOverDockerCp: number; backupOverDockerCpGzip: number };
+  target?: { startWithinLocalTimes: number; backupWithinDockerCpTimes: number; met: boolean };
+}
+
+const START_TARGET = 3;
+const BACKUP_TARGET = 2;
+
+export default async function dockerBench(): Promise<DockerBenchFigures> {
+  const host = process.env.TEAMINFRA_BENCH_DOCKER_HOST || 'unix:///var/run/docker.sock';
+  const api = new DockerApi(parseEngineAddress(host));
+  try {
+    await api.ping(2_000);
+  } catch {
+    await api.close();
+    console.log(`docker: SKIPPED, no Docker engine answers at ${host} (start dockerd, or set TEAMINFRA_BENCH_DOCKER_HOST)`);
+    return { skipped: `no Docker engine at ${host}` };
+  }
+  const bench = await startEngineBenchServer('docker');
+  const { app, baseUrl, dataDir, teamId, token } = bench;
+  const db = app.db.kysely;
+  let dockerServer = '';
+  try {
+    const call = async (method: string, path: string, body?: object) => {
+      const response = await fetch(baseUrl + path, {
+        method, headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...(body ? { 'Content-Type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const timed = async (method: string, path: string, body?: object): Promise<{ ms: number; operation: Record<string, unknown> }> => {
+      const started = performance.now();
+      const accepted = await call(method, path, body);
+      if (accepted.status !== 202) throw new Error(`${method} ${path} answered ${accepted.status}: ${JSON.stringify(accepted.body)}`);
+      for (;;) {
+        const { body: operation } = await call('GET', `/api/operations/${accepted.body.id}`);
+        if (operation.state === 'failed') throw new Error(`${method} ${path} failed: ${operation.reason}`);
+        if (operation.state === 'succeeded') return { ms: performance.now() - started, operation };
+        await sleep(5);
+      }
+    };
+
+    const megabytes = envNumber('BENCH_BACKUP_MB', 100);
+    const rounds = Math.round(envNumber('BENCH_ROUNDS', 3));
+    const source = join(dataDir, 'bench-source.sqlite');
+    fillDatabase(source, megabytes);
+
+    const { image } = await buildErpImage(api);
+    dockerServer = await createDockerServer(db, { teamId, name: 'docker', dockerHost: host, image });
+    const created = await timed('POST', '/api/service-erp', { server_id: dockerServer, name: 'Large ERP on Docker' });
+    const dockerService = created.operation.service_id as string;
+    await putIntoVolume(api, image, dockerServer, dockerService, source);
+
+    const localServer = await insertServer(db, { teamId, name: 'local', capacity: 2 });
+    const localService = await insertService(db, { teamId, serverId: localServer, name: 'Large ERP, local' });
+    const localFile = join(dataDir, 'servers', localServer, localService, 'erp.sqlite');
+    mkdirSync(dirname(localFile), { recursive: true });
+    copyFileSync(source, localFile);
+
+    const measured: Record<'docker' | 'local', Record<Step, number[]>> = {
+      docker: { start: [], redeploy: [], backup: [], stop: [] }, local: { start: [], redeploy: [], backup: [], stop: [] },
+    };
+    // Interleaved, so that both drivers see the same machine (two cores shared with others).
+    for (let round = 0; round < rounds; round++) {
+      for (const [driver, serviceId] of [['docker', dockerService], ['local', localService]] as const) {
+        measured[driver].start.push((await timed('POST', `/api/service-erp/${serviceId}/start`)).ms);
+        measured[driver].redeploy.push((await timed('POST', `/api/service-erp/${serviceId}/redeploy`)).ms);
+        measured[driver].backup.push((await timed('POST', `/api/service-erp/${serviceId}/backups`)).ms);
+        measured[driver].stop.push((await timed('POST', `/api/service-erp/${serviceId}/stop`)).ms);
+      }
+    }
+
+    // docker cp of the running container's data directory, to a file.
+    await timed('POST', `/api/service-erp/${dockerService}/start`);
+    const [container] = (await listServiceContainers(api, dockerService)).filter((each) => each.running);
+    if (!container) throw new Error('the Docker service does not run');
+    const copies: number[] = [];
+    const compressedCopies: number[] = [];
+    const archive = () => api.stream('GET', `/containers/${container.id}/archive`, { query: { path: '/data' }, timeoutMs: 600_000 });
+    for (let round = 0; round < rounds; round++) {
+      const target = join(dataDir, `docker-cp-${round}.tar`);
+      let started = performance.now();
+      await pipeline(await archive(), createWriteStream(target));
+      copies.push(performance.now() - started);
+      rmSync(target);
+      // The floor of any compressed backup: the same bytes through the backup's gzip (level 1, in parallel) and SHA-256.
+      started = performance.now();
+      await compressStreamInParallel(await archive(), `${target}.gz`);
+      compressedCopies.push(performance.now() - started);
+      rmSync(`${target}.gz`);
+    }
+    await timed('POST', `/api/service-erp/${dockerService}/stop`);
+
+    const spreadOf = (values: number[]): Spread => ({ medianMs: round1(median(values)), maxMs: round1(Math.max(...values)) });
+    const spreads = (driver: 'docker' | 'local') =>
+      Object.fromEntries(STEPS.map((step) => [step, spreadOf(measured[driver][step])])) as Record<Step, Spread>;
+    const docker = spreads('docker');
+    const local = spreads('local');
+    const dockerCp = spreadOf(copies);
+    const dockerCpGzip = spreadOf(compressedCopies);
+    const ratio = (a: number, b: number) => round1(a / b);
+    const figures: DockerBenchFigures = {
+      databaseMb: round1(statSync(source).size / 1e6), rounds, docker, local, dockerCp, dockerCpGzip,
+      ratios: {
+        startDockerOverLocal: ratio(docker.start.medianMs, local.start.medianMs),
+        stopDockerOverLocal: ratio(docker.stop.medianMs, local.stop.medianMs),
+        redeployDockerOverLocal: ratio(docker.redeploy.medianMs, local.redeploy.medianMs),
+        backupDockerOverLocal: ratio(docker.backup.medianMs, local.backup.medianMs),
+        backupOverDockerCp: ratio(docker.backup.medianMs, dockerCp.medianMs),
+        backupOverDockerCpGzip: ratio(docker.backup.medianMs, dockerCpGzip.medianMs),
+      },
+      target: {
+        startWithinLocalTimes: START_TARGET, backupWithinDockerCpTimes: BACKUP_TARGET,
+        met: docker.start.medianMs <= START_TARGET * local.start.medianMs && docker.backup.medianMs <= BACKUP_TARGET * dockerCp.medianMs,
+      },
+    };
+    printReport(figures);
+    return figures;
+  } finally {
+    await bench.close();
+    if (dockerServer) await removeEverythingOf(api, dockerServer);
+    await api.close();
+  }
+}
+
+/** The generated database as the service's data, written into its (stopped) volume. */
+async function putIntoVolume(api: DockerApi, image: string, serverId: string, serviceId: string, file: string): Promise<void> {
+  const helper = await createHelper(api, { image, serviceId, serverId, mounts: [{ volume: dataVolumeName(serviceId), at: '/data' }] });
+  try {
+    await api.upload('PUT', `/containers/${helper.id}/archive`, singleFileTar('erp.sqlite', file, statSync(file).size), 'application/x-tar',
+      { query: { path: '/data' }, timeoutMs: 600_000 });
+  } finally {
+    await helper.remove();
+  }
+}
+
+async function removeEverythingOf(api: DockerApi, serverId: string): Promise<void> {
+  const filters = labelFilter({ [LABEL.serverId]: serverId });
+  const containers = await api.json<{ Id: string }[]>('GET', '/containers/json', { query: { all: 1, filters } });
+  for (const container of containers) await api.json('DELETE', `/containers/${container.Id}`, { query: { force: 1 }, accept: [404] });
+  const volumes = (await api.json<{ Volumes: { Name: string }[] | null }>('GET', '/volumes', { query: { filters } })).Volumes ?? [];
+  for (const volume of volumes) await api.json('DELETE', `/volumes/${volume.Name}`, { accept: [404] });
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+function round1(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
+function printReport(figures: DockerBenchFigures): void {
+  const row = (label: string, docker: Spread, local: Spread) =>
+    `  ${label.padEnd(10)} docker median ${String(docker.medianMs).padStart(7)} ms  max ${String(docker.maxMs).padStart(7)} ms` +
+    `   local median ${String(local.medianMs).padStart(7)} ms  max ${String(local.maxMs).padStart(7)} ms   = ${round1(docker.medianMs / local.medianMs)}x`;
+  const { docker, local, dockerCp, dockerCpGzip, ratios, target } = figures as Required<DockerBenchFigures>;
+  console.log([
+    `docker: one ERP service with a ${figures.databaseMb} MB database on a Docker server and one on the local driver, ${figures.rounds} rounds`,
+    ...STEPS.map((step) => row(step, docker[step], local[step])),
+    `  docker cp of its data (archive GET to a file)  median ${dockerCp.medianMs} ms  max ${dockerCp.maxMs} ms; Docker backup = ${ratios.backupOverDockerCp}x`,
+    `  the same through gzip -1 and SHA-256           median ${dockerCpGzip.medianMs} ms  max ${dockerCpGzip.maxMs} ms; Docker backup = ${ratios.backupOverDockerCpGzip}x`,
+    `  targets: start within ${target.startWithinLocalTimes}x local (${ratios.startDockerOverLocal}x), backup within ` +
+      `${target.backupWithinDockerCpTimes}x docker cp (${ratios.backupOverDockerCp}x): ${target.met ? 'met' : 'NOT met'}`,
+  ].join('\n'));
+}
+
+// Run directly: node dist/bench/docker.bench.js
+if (import.meta.url === `file://${process.argv[1]}`) await dockerBench();

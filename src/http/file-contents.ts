@@ -1,0 +1,38 @@
+// The bytes of an offered file, on whichever node serves the download: a file of this node, a
+// backup kept on a Docker engine (fetched once into this node's data directory and checked
+// against its SHA-256: backup-store.ts), or a caught email's raw message, kept in the database.
+// Resolved when the file is served, not when a download link is made, so that a link made
+// through one node works through any other.
+import { existsSync } from 'node:fs';
+import type { FileSource } from '../core/capability.js';
+import { AppError } from '../core/errors.js';
+import type { Db } from '../db/connect.js';
+import { rawMessageOf } from '../db/repositories/caught-emails.js';
+import { isEngineBackupPath, localBackupFile } from '../engine/docker/backup-store.js';
+import { DriverError } from '../engine/driver.js';
+
+export type FileContents = { path: string } | { bytes: Buffer };
+
+const CAUGHT_EMAIL = 'caught-email:';
+
+export function caughtEmailPath(emailId: string): string {
+  return `${CAUGHT_EMAIL}${emailId}`;
+}
+
+export async function contentsOf(db: Db, file: FileSource): Promise<FileContents> {
+  if (file.path.startsWith(CAUGHT_EMAIL)) {
+    const bytes = await rawMessageOf(db.kysely, file.path.slice(CAUGHT_EMAIL.length));
+    if (!bytes) throw new AppError('not_found', `${file.filename} is no longer kept: the mail catcher keeps a limited number of emails per copy.`);
+    return { bytes };
+  }
+  if (isEngineBackupPath(file.path)) {
+    try {
+      return { path: await localBackupFile(db.kysely, db.dataDir, { path: file.path, sha256: file.sha256 ?? '' }) };
+    } catch (error) {
+      if (error instanceof DriverError) throw new AppError('conflict', `${file.filename} cannot be read: ${error.reason}`);
+      throw error;
+    }
+  }
+  if (!existsSync(file.path)) throw new AppError('conflict', `${file.filename} is no longer on the server.`);
+  return { path: file.path };
+}

@@ -1,0 +1,68 @@
+// A second Docker engine on this machine, standing in for a second machine: its own `dockerd`
+// with its own socket, data root, exec root (and so its own containerd) and pid file, on a
+// bridge of its own (a fresh interface and /24) so that it never touches the first engine's
+// docker0. It leaves the firewall alone (--iptables=false): published ports are served by
+// docker-proxy on 127.0.0.1, which reaches the containers over the bridge, and containers reach
+// this machine (the mail catcher) at the bridge's own address. Needs root, as dockerd does.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DockerApi } from '../../../../src/engine/docker/docker-api.js';
+import { parseEngineAddress } from '../../../../src/engine/docker/engine-address.js';
+
+export interface SecondEngine {
+  /** unix:///tmp/.../docker.sock */
+  host: string;
+  api: DockerApi;
+  stop(): Promise<void>;
+}
+
+function onPath(command: string): boolean {
+  try {
+    execFileSync('which', [command], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Root, and dockerd and ip installed: what starting a second engine takes. */
+export const secondEngineStartable = process.platform === 'linux' && process.getuid?.() === 0 && onPath('dockerd') && onPath('ip');
+
+export async function startSecondEngine(): Promise<SecondEngine> {
+  const root = mkdtempSync(join(tmpdir(), 'teaminfra-dockerd-'));
+  const bridge = `tinf${randomBytes(3).toString('hex')}`;
+  // 172.30.N.0/24, N from the bridge's name: two suites at once do not pick the same one.
+  const subnet = `172.30.${16 + (parseInt(bridge.slice(4), 16) % 200)}`;
+  execFileSync('ip', ['link', 'add', 'name', bridge, 'type', 'bridge']);
+  execFileSync('ip', ['addr', 'add', `${subnet}.1/24`, 'dev', bridge]);
+  execFileSync('ip', ['link', 'set', bridge, 'up']);
+  const socket = join(root, 'docker.sock');
+  const log = openSync(join(root, 'dockerd.log'), 'a');
+  const daemon: ChildProcess = spawn('dockerd', [
+    '--host', `unix://${socket}`, '--data-root', join(root, 'data'), '--exec-root', join(root, 'exec'), '--pidfile', join(root, 'docker.pid'),
+    '--bridge', bridge, '--iptables=false', '--ip-forward=false', '--ip-masq=false',
+  ], { stdio: ['ignore', log, log] });
+  const exited = new Promise<void>((resolve) => daemon.once('exit', () => resolve()));
+  const host = `unix://${socket}`;
+  const api = new DockerApi(parseEngineAddress(host));
+  const stop = async () => {
+    await api.close();
+    if (daemon.exitCode === null && daemon.signalCode === null) daemon.kill('SIGTERM');
+    await Promise.race([exited, sleep(30_000)]);
+    execFileSync('ip', ['link', 'del', bridge], { stdio: 'ignore' });
+    rmSync(root, { recursive: true, force: true });
+  };
+  for (let waited = 0; ; waited += 200) {
+    if (existsSync(socket) && await api.ping(2_000).then(() => true, () => false)) return { host, api, stop };
+    if (daemon.exitCode !== null || waited > 60_000) {
+      const output = readFileSync(join(root, 'dockerd.log'), 'utf8').split('\n').slice(-5).join('\n');
+      await stop();
+      throw new Error(`The second dockerd did not start:\n${output}`);
+    }
+    await sleep(200);
+  }
+}
