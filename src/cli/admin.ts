@@ -1,5 +1,6 @@
 // `teaminfra admin ...`: the operator's commands. They act on the database directly, not
 // through the API, so no team token can reach them. Each prints one JSON object.
+import { APPROVABLE_ACTIONS, isApprovableAction } from '../decisions/approvable.js';
 import type { Kysely } from 'kysely';
 import { isPermissionId, PERMISSION_IDS, type PermissionId } from '../auth/permissions.js';
 import { isValidDate, isValidTimeZone } from '../auth/expiry.js';
@@ -93,6 +94,7 @@ const COMMANDS: Record<string, Handler> = {
       team: { type: 'string' }, name: { type: 'string' }, 'accepted-by': { type: 'string' },
       permissions: { type: 'string' }, 'full-access': { type: 'boolean' }, services: { type: 'string' },
       servers: { type: 'string' }, 'expires-on': { type: 'string' }, 'created-by': { type: 'string' },
+      'needs-approval': { type: 'string' },
     }, 'create-token');
     const teamId = await existingTeam(db, required(values, 'team', 'create-token'));
     const permissions = listOption(values.permissions);
@@ -102,6 +104,12 @@ const COMMANDS: Record<string, Handler> = {
     const unknown = (permissions ?? []).filter((id) => !isPermissionId(id));
     if (unknown.length > 0 || (permissions !== null && permissions.length === 0)) {
       throw new UsageError(`create-token: unknown permission ${unknown.join(', ') || '(empty list)'}; known: ${PERMISSION_IDS.join(', ')}.`);
+    }
+    const needsApproval = listOption(values['needs-approval']) ?? [];
+    const notApprovable = needsApproval.filter((name) => !isApprovableAction(name));
+    if (notApprovable.length > 0) {
+      throw new UsageError(`create-token: --needs-approval names actions that cannot wait for approval: ${notApprovable.join(', ')}; ` +
+        `choose among ${APPROVABLE_ACTIONS.join(', ')}.`);
     }
     const expiresOn = values['expires-on'] ?? null;
     if (expiresOn !== null && !isValidDate(expiresOn)) throw new UsageError('create-token: --expires-on must be a date, YYYY-MM-DD.');
@@ -119,7 +127,7 @@ const COMMANDS: Record<string, Handler> = {
       teamId, name: required(values, 'name', 'create-token'), source: 'panel',
       acceptedBy: oneOf(values['accepted-by'] ?? 'both', ['api', 'mcp', 'both'] as const, 'accepted-by'),
       fullAccess: Boolean(values['full-access']), permissions: (permissions ?? []) as PermissionId[],
-      serviceIds, serverIds, expiresOn, createdByUserId,
+      serviceIds, serverIds, expiresOn, createdByUserId, needsApproval,
     });
     await operatorAudit(db, teamId, 'create_token', 'token', token.id);
     return { id: token.id, token: token.value };

@@ -11,6 +11,7 @@ export const USAGE = `Usage:
   teaminfra admin create-token  --team ID --name N [--accepted-by api|mcp|both]
                                 [--permissions p1,p2 | --full-access] [--services id,..]
                                 [--servers id,..] [--expires-on YYYY-MM-DD] [--created-by EMAIL]
+                                [--needs-approval stop_erp_service,restore_backup,..]
   teaminfra admin set-backup-retention --team ID [--keep-manual N|default] [--keep-safety N|default]
   teaminfra admin remove-member --team ID --email E
   teaminfra admin create-webhook --team ID --url URL [--events t1,t2] [--allow-private]

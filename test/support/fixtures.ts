@@ -105,6 +105,7 @@ export interface TokenOptions {
   servers?: string[] | null;
   expiresOn?: string | null;
   name?: string;
+  needsApproval?: string[];
 }
 
 export async function makeToken(app: App, teamId: string, options: TokenOptions = {}): Promise<{ id: string; value: string }> {
@@ -120,6 +121,7 @@ export async function makeToken(app: App, teamId: string, options: TokenOptions 
     serverIds: options.servers ?? null,
     expiresOn: options.expiresOn ?? null,
     createdByUserId: null,
+    needsApproval: options.needsApproval ?? [],
   });
 }
 
