@@ -105,6 +105,8 @@ describe('teaminfra on PostgreSQL', () => {
     const withoutLastUsed = (dump: Record<string, unknown[]>) => ({
       ...dump, api_tokens: dump.api_tokens?.map((row) => ({ ...(row as object), last_used_at: null, last_used_channel: null })),
       events: dump.events?.map((row) => ({ ...(row as object), dispatched_at: null })),
+      // Each node marks itself seen while it runs (src/engine/node-heartbeat.ts).
+      nodes: dump.nodes?.map((row) => ({ ...(row as object), last_seen_at: null })),
     });
     expect(withoutLastUsed(rowsAfter)).toEqual(withoutLastUsed(rowsBefore));
     expect((rowsAfter.__columns ?? []).length).toBeGreaterThan(100);
