@@ -56,6 +56,8 @@ describe('teaminfra serve restart', () => {
       ...dump,
       api_tokens: dump.api_tokens?.map((row) => ({ ...(row as object), last_used_at: null })),
       events: dump.events?.map((row) => ({ ...(row as object), dispatched_at: null })),
+      // Each node marks itself seen while it runs (src/engine/node-heartbeat.ts).
+      nodes: dump.nodes?.map((row) => ({ ...(row as object), last_seen_at: null })),
     });
     expect(withoutLastUsed(rowsAfter)).toEqual(withoutLastUsed(rowsBefore));
     expect(rowsAfter.teams).toHaveLength(1);
