@@ -16,11 +16,11 @@ import { callerAccess, type CoreDeps } from '../core/invoke.js';
 import { accepts, holds, type Channel, type Principal } from '../core/principal.js';
 import { resolveTarget } from '../core/reach.js';
 import { findDecision, insertDecision, type DecisionRow } from '../db/repositories/decisions.js';
-import { findOperationByIdempotencyKey, type OperationRow } from '../db/repositories/operations.js';
+import { findOperation, type OperationRow } from '../db/repositories/operations.js';
 import { findTokenWithTeamById } from '../db/repositories/tokens.js';
 import type { Database } from '../db/tables.js';
 import { newId, nowIso } from '../db/ids.js';
-import { checkIdempotencyKey, fingerprintOf } from '../engine/requests/enqueue.js';
+import { idempotencyFingerprint, retriedOperation } from '../engine/requests/enqueue.js';
 import { recordOperationState } from '../engine/state-changes.js';
 import { inWriteTransaction } from '../engine/write-transaction.js';
 import { operationView } from '../../tools/views.js';
@@ -44,17 +44,10 @@ export async function holdForApproval(
   deps: ApprovalDeps, capability: Capability, principal: Principal, channel: Channel,
   input: Record<string, unknown>, target: Record<string, unknown> | undefined, idempotencyKey: string | undefined,
 ): Promise<z.infer<typeof OperationView>> {
-  checkIdempotencyKey(idempotencyKey);
-  const fingerprint = idempotencyKey === undefined ? null : fingerprintOf(capability.name, input);
+  const fingerprint = idempotencyFingerprint(idempotencyKey, capability.name, input);
   const row = await inWriteTransaction(deps.db.kysely, async (trx) => {
-    if (idempotencyKey !== undefined) {
-      const earlier = await findOperationByIdempotencyKey(trx, principal.tokenId, idempotencyKey);
-      if (earlier && earlier.request_fingerprint === fingerprint) return earlier;
-      if (earlier) {
-        throw new AppError('conflict', 'This Idempotency-Key was already used for a different request. Reuse a key only to ' +
-          'retry the very same request; send a new key for a new request.');
-      }
-    }
+    const earlier = await retriedOperation(trx, principal.tokenId, idempotencyKey, fingerprint);
+    if (earlier) return earlier;
     const at = nowIso();
     const action = describeAction(capability, input, target, newId('op'));
     const decisionId = newId('dec');
@@ -91,7 +84,7 @@ export async function holdForApproval(
  * (the sweeper calls it for operations left waiting by a crash between the answer and this).
  */
 export async function settleAwaitingOperation(deps: ApprovalDeps, operationId: string): Promise<void> {
-  const operation = await deps.db.kysely.selectFrom('operations').selectAll().where('id', '=', operationId).executeTakeFirst();
+  const operation = await findOperation(deps.db.kysely, operationId);
   if (!operation || operation.state !== 'awaiting_approval' || !operation.decision_id) return;
   const decision = await findDecision(deps.db.kysely, operation.decision_id);
   if (!decision || decision.state === 'pending') return;

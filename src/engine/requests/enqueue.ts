@@ -26,29 +26,41 @@ export type Plan = (trx: Kysely<Database>, context: { operationId: string; at: s
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-export function checkIdempotencyKey(key: string | undefined): void {
-  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+/** The fingerprint a retry with this Idempotency-Key must match (null without a key); a malformed key is refused. */
+export function idempotencyFingerprint(key: string | undefined, capability: string, input: object): string | null {
+  if (key === undefined) return null;
+  if (!IDEMPOTENCY_KEY.test(key)) {
     throw new AppError('validation_failed', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.', {
       errors: [{ field: 'Idempotency-Key', message: 'Use 1 to 255 visible ASCII characters, such as a UUID.' }],
     });
   }
+  return fingerprintOf(capability, input);
+}
+
+/**
+ * The operation an earlier request with this key made, when this request is its retry; undefined
+ * for a new key; a key already used for a different request is refused (409).
+ */
+export async function retriedOperation(
+  trx: Kysely<Database>, tokenId: string, key: string | undefined, fingerprint: string | null,
+): Promise<OperationRow | undefined> {
+  if (key === undefined) return undefined;
+  const earlier = await findOperationByIdempotencyKey(trx, tokenId, key);
+  if (earlier && earlier.request_fingerprint !== fingerprint) {
+    throw new AppError('conflict',
+      'This Idempotency-Key was already used for a different request. Reuse a key only to retry the very same ' +
+        'request; send a new key for a new request.');
+  }
+  return earlier;
 }
 
 export async function enqueue(context: RequestContext, capability: string, input: object, plan: Plan): Promise<OperationRow> {
   if (context.approvedOperationId) return queueApproved(context, context.approvedOperationId, plan);
   const key = context.idempotencyKey;
-  checkIdempotencyKey(key);
-  const fingerprint = key === undefined ? null : fingerprintOf(capability, input);
+  const fingerprint = idempotencyFingerprint(key, capability, input);
   const { operation, queued } = await inWriteTransaction(context.db.kysely, async (trx) => {
-    if (key !== undefined) {
-      const earlier = await findOperationByIdempotencyKey(trx, context.actor.tokenId, key);
-      if (earlier && earlier.request_fingerprint === fingerprint) return { operation: earlier, queued: false };
-      if (earlier) {
-        throw new AppError('conflict',
-          'This Idempotency-Key was already used for a different request. Reuse a key only to retry the very same ' +
-            'request; send a new key for a new request.');
-      }
-    }
+    const earlier = await retriedOperation(trx, context.actor.tokenId, key, fingerprint);
+    if (earlier) return { operation: earlier, queued: false };
     const at = nowIso();
     const operationId = newId('op');
     const { afterInsert, ...planned } = await plan(trx, { operationId, at });
