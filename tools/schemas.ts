@@ -2,7 +2,7 @@
 // Views list only what a client needs; internal columns (pids, paths, hashes) never appear.
 import { z } from 'zod';
 import { PERMISSION_IDS } from '../src/auth/permissions.js';
-import { plainTextProblem } from '../src/core/plain-text.js';
+import { multilineTextProblem, plainTextProblem } from '../src/core/plain-text.js';
 
 const idOf = (prefix: string, what: string) =>
   z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{20}$`), `Must be ${what} id (${prefix}_...).`).describe(`${what} id`);
@@ -21,7 +21,7 @@ export const DisplayName = z.string().trim().min(1).max(100).superRefine((value,
 
 /** Text people write over several lines (a decision's context or answer): line breaks and tabs allowed, other controls not. */
 export const MultilineText = (max: number) => z.string().trim().min(1).max(max).superRefine((value, context) => {
-  const problem = plainTextProblem(value.replace(/\r?\n|\t/g, ' '));
+  const problem = multilineTextProblem(value);
   if (problem) context.addIssue({ code: 'custom', message: `M${problem.slice(1)}` });
 });
 

@@ -23,3 +23,8 @@ export function plainTextProblem(text: string): string | undefined {
   return found === undefined ? undefined
     : `must not contain control characters or characters that change the direction of text (found ${found}).`;
 }
+
+/** The same for text written over several lines (a decision's context or answer): line breaks and tabs are allowed there. */
+export function multilineTextProblem(text: string): string | undefined {
+  return plainTextProblem(text.replace(/\r?\n|\t/g, ' '));
+}

@@ -5,7 +5,7 @@ import type { Db } from '../db/connect.js';
 import { closeDecision, findDecision, type DecisionRow } from '../db/repositories/decisions.js';
 import { nowIso } from '../db/ids.js';
 import { AppError } from '../core/errors.js';
-import { plainTextProblem } from '../core/plain-text.js';
+import { multilineTextProblem } from '../core/plain-text.js';
 import { inWriteTransaction } from '../engine/write-transaction.js';
 import { settleAwaitingOperation, type ApprovalDeps } from './approvals.js';
 import { writeDecisionEvent } from './decision-events.js';
@@ -80,7 +80,7 @@ function validAnswer(decision: DecisionRow, rawAnswer: string): string {
     return answer;
   }
   const problem = answer.length === 0 ? 'must not be empty.' : answer.length > MAX_FREE_TEXT_ANSWER
-    ? `must be at most ${MAX_FREE_TEXT_ANSWER} characters.` : plainTextProblem(answer.replace(/\r?\n|\t/g, ' '));
+    ? `must be at most ${MAX_FREE_TEXT_ANSWER} characters.` : multilineTextProblem(answer);
   if (problem) throw new AppError('validation_failed', `The answer ${problem}`, { errors: [{ field: 'answer', message: `The answer ${problem}` }] });
   return answer;
 }

@@ -25,6 +25,7 @@ import { recordOperationState } from '../engine/state-changes.js';
 import { inWriteTransaction } from '../engine/write-transaction.js';
 import { operationView } from '../../tools/views.js';
 import type { OperationView } from '../../tools/schemas.js';
+import { pendingDecision } from './asking.js';
 import { writeDecisionEvent, type ApprovalAction } from './decision-events.js';
 
 export type ApprovalDeps = Pick<CoreDeps, 'db' | 'publicUrl' | 'onInternalError'> & { audit?: CoreDeps['audit'] };
@@ -60,16 +61,16 @@ export async function holdForApproval(
       created_at: at, started_at: null, finished_at: null, decision_id: decisionId,
     };
     await trx.insertInto('operations').values(operation).execute();
-    const decision: DecisionRow = {
-      id: decisionId, team_id: principal.teamId, asked_by_token_id: principal.tokenId, asked_channel: channel,
-      service_id: action.service_id, operation_id: operation.id,
+    const decision = pendingDecision({
+      id: decisionId, teamId: principal.teamId, tokenId: principal.tokenId, channel, operationId: operation.id, at,
+      expiresInMs: approvalWaitMs(),
+    }, {
+      service_id: action.service_id ?? undefined,
       question: `The API token "${principal.tokenName}" asks to ${lowerFirst(capability.title)}: ${describeTarget(action)}. Approve it?`,
       context: `This token needs approval for ${capability.name}. "approve" carries the action out; "deny" fails it. ` +
         'It does not run until someone other than the token that asked approves it.',
-      options: JSON.stringify(['approve', 'deny']), state: 'pending', answer: null,
-      answered_by_type: null, answered_by_id: null, answered_channel: null, answered_at: null,
-      created_at: at, expires_at: new Date(Date.parse(at) + approvalWaitMs()).toISOString(),
-    };
+      options: ['approve', 'deny'],
+    });
     await insertDecision(trx, decision);
     await recordOperationState(trx, operation, 'awaiting_approval', null, at);
     await writeDecisionEvent(trx, 'decision.needed', decision, at, { askedByName: principal.tokenName, action });

@@ -17,15 +17,25 @@ export interface DecisionQuestion {
   expires_in_minutes?: number | undefined;
 }
 
+/** A pending decision, not yet written: for a question a token asks, and for an approval. */
+export function pendingDecision(asked: {
+  id?: string; teamId: string; tokenId: string; channel: string; operationId?: string | null; at: string; expiresInMs: number;
+}, question: Omit<DecisionQuestion, 'expires_in_minutes'>): DecisionRow {
+  return {
+    id: asked.id ?? newId('dec'), team_id: asked.teamId, asked_by_token_id: asked.tokenId, asked_channel: asked.channel,
+    service_id: question.service_id ?? null, operation_id: asked.operationId ?? null, question: question.question,
+    context: question.context ?? null, options: question.options ? JSON.stringify(question.options) : null, state: 'pending',
+    answer: null, answered_by_type: null, answered_by_id: null, answered_channel: null, answered_at: null, created_at: asked.at,
+    expires_at: new Date(Date.parse(asked.at) + asked.expiresInMs).toISOString(),
+  };
+}
+
 export async function askDecision(context: Pick<CapabilityContext, 'db' | 'actor' | 'caller' | 'reach'>, question: DecisionQuestion): Promise<DecisionRow> {
   const at = nowIso();
-  const decision: DecisionRow = {
-    id: newId('dec'), team_id: context.reach.teamId, asked_by_token_id: context.actor.tokenId, asked_channel: context.actor.channel,
-    service_id: question.service_id ?? null, operation_id: null, question: question.question, context: question.context ?? null,
-    options: question.options ? JSON.stringify(question.options) : null, state: 'pending', answer: null,
-    answered_by_type: null, answered_by_id: null, answered_channel: null, answered_at: null, created_at: at,
-    expires_at: new Date(Date.parse(at) + (question.expires_in_minutes ?? DEFAULT_DECISION_MINUTES) * 60_000).toISOString(),
-  };
+  const decision = pendingDecision({
+    teamId: context.reach.teamId, tokenId: context.actor.tokenId, channel: context.actor.channel, at,
+    expiresInMs: (question.expires_in_minutes ?? DEFAULT_DECISION_MINUTES) * 60_000,
+  }, question);
   await inWriteTransaction(context.db.kysely, async (trx) => {
     await insertDecision(trx, decision);
     await writeDecisionEvent(trx, 'decision.needed', decision, at, { askedByName: context.caller.tokenName });
