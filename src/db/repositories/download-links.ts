@@ -46,9 +46,11 @@ export async function findUsableDownloadLink(db: Kysely<Database>, value: string
 /** A GET uses the link: the first one opens the window in which the download may be resumed. Returns the window's end. */
 export async function startDownload(db: Kysely<Database>, idHash: string): Promise<string> {
   const now = Date.now();
-  await db.updateTable('download_links')
-    .set({ used_at: new Date(now).toISOString(), expires_at: new Date(now + RESUME_MINUTES * 60_000).toISOString() })
-    .where('id_hash', '=', idHash).where('used_at', 'is', null).execute();
+  const window = new Date(now + RESUME_MINUTES * 60_000).toISOString();
+  const opened = await db.updateTable('download_links').set({ used_at: new Date(now).toISOString(), expires_at: window })
+    .where('id_hash', '=', idHash).where('used_at', 'is', null).executeTakeFirst();
+  if (Number(opened.numUpdatedRows) === 1) return window;
+  // A later GET (a resume): the window its first GET opened.
   const row = await db.selectFrom('download_links').select('expires_at').where('id_hash', '=', idHash).executeTakeFirstOrThrow();
   return row.expires_at;
 }
