@@ -4,7 +4,7 @@ import { defineCapability, type CapabilityContext, type FileSource } from '../..
 import { AppError } from '../../src/core/errors.js';
 import { downloadLink, DownloadView } from '../downloads.js';
 import { BackupId } from '../schemas.js';
-import { isEngineBackupPath, localBackupFile } from '../../src/engine/docker/backup-store.js';
+import { isEngineBackupPath } from '../../src/engine/docker/engine-backup-path.js';
 import { DriverError } from '../../src/engine/driver.js';
 
 type BackupRow = { id: string; state: string; file_path: string | null; size_bytes: number | null; sha256: string | null };
@@ -24,6 +24,8 @@ async function backupFile(context: CapabilityContext): Promise<FileSource> {
   let path = backup.file_path;
   if (onEngine) {
     try {
+      // Loaded here, not with the catalog: the Docker engine client is needed only for this.
+      const { localBackupFile } = await import('../../src/engine/docker/backup-store.js');
       path = await localBackupFile(context.db.kysely, context.db.dataDir, { path: backup.file_path, sha256: backup.sha256 ?? '' });
     } catch (error) {
       if (error instanceof DriverError) throw new AppError('conflict', `The file of backup ${backup.id} cannot be read: ${error.reason}`);
