@@ -95,7 +95,8 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   const body = rpcBodyOf(request);
   if ('status' in body) return sendRpcError(reply, body);
   const bearer = bearerFrom(request.headers.authorization) as string; // guard() admitted it
-  const { tokenId } = gate.admitted.get(request) as Principal;
+  const principal = gate.admitted.get(request) as Principal;
+  const { tokenId } = principal;
   const sessionId = request.headers['mcp-session-id'];
   if (typeof sessionId === 'string' && !isInitialize(body.messages) && !sessionBelongsTo(sessionId, tokenId)) {
     await sendProblem(reply, new AppError('not_found',
@@ -112,7 +113,7 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   if (isInitialize(body.messages)) res.setHeader('Mcp-Session-Id', openSessionId(tokenId));
   // Download links must be absolute for an assistant; the Host was checked by guard(), so it is ours.
   const deps = gate.app.publicUrl ? gate.app : { ...gate.app, publicUrl: `${request.protocol}://${request.headers.host}` };
-  const server = createMcpServer(gate.tools, deps, bearer);
+  const server = createMcpServer(gate.tools, deps, bearer, principal);
   res.on('close', () => void server.close());
   try {
     if (wantsProgress(body.messages)) {
