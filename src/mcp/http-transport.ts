@@ -114,14 +114,18 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   // Download links must be absolute for an assistant; the Host was checked by guard(), so it is ours.
   const deps = gate.app.publicUrl ? gate.app : { ...gate.app, publicUrl: `${request.protocol}://${request.headers.host}` };
   const server = createMcpServer(gate.tools, deps, bearer, principal);
-  res.on('close', () => void server.close());
   try {
     if (wantsProgress(body.messages)) {
+      res.on('close', () => void server.close());
       // Progress notifications need an SSE stream: the SDK's transport does that part.
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       await connectMcpServer(server, transport);
       await transport.handleRequest(request.raw, res, body.batch ? body.messages : body.messages[0]);
     } else {
+      // Closed only when the client leaves before its answer (to stop the calls it was waiting
+      // for): once the answer is sent nothing is pending, and closing would only build the
+      // SDK's "connection closed" error for no one.
+      res.on('close', () => { if (!res.writableFinished) void server.close(); });
       const transport = new JsonResponseTransport(res, body.batch);
       await connectMcpServer(server, transport);
       transport.deliver(body.messages, { requestInfo: { headers: request.headers } });
