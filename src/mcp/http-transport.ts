@@ -105,11 +105,9 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   }
   reply.hijack();
   const res = reply.raw;
-  // Hijacked: neither the headers already set on the reply (the rate limit's) nor Fastify's
-  // onSend ones reach the client by themselves any more, so set them here.
+  // Hijacked: the headers already set on the reply (the rate limit's) no longer reach the client
+  // by themselves, so set them here. The ones every answer carries are on `res` already (server.ts).
   for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Cache-Control', 'no-store');
   if (isInitialize(body.messages)) res.setHeader('Mcp-Session-Id', openSessionId(tokenId));
   // Download links must be absolute for an assistant; the Host was checked by guard(), so it is ours.
   const deps = gate.app.publicUrl ? gate.app : { ...gate.app, publicUrl: `${request.protocol}://${request.headers.host}` };
