@@ -106,6 +106,8 @@ export class PostgresStatements extends PreparedQueries {
   protected prepare<Row>(key: string, sql: string, bind: (values: Record<string, unknown>) => unknown[]): PreparedQuery<Row> {
     // pg prepares a named statement on a connection the first time it runs there, then only binds.
     const name = `ti:${key}`;
+    // PostgreSQL cuts longer names, so two keys alike in their first 63 characters would collide.
+    if (name.length > 63) throw new Error(`Prepared query key too long for PostgreSQL: ${key}`);
     const run = async (values: Record<string, unknown>) => (await this.pool()!.query({ name, text: sql, values: bind(values) })).rows as Row[];
     return { all: run, first: async (values) => (await run(values))[0] };
   }
