@@ -65,7 +65,10 @@ CREATE TABLE IF NOT EXISTS erp_services (
   deleted_at  TEXT
 );
 CREATE INDEX IF NOT EXISTS erp_services_team ON erp_services (team_id, id);
-CREATE INDEX IF NOT EXISTS erp_services_parent ON erp_services (parent_id);
+-- A service's copies in id order, read by key (the copies list pages through them without a sort).
+-- Replaces erp_services_parent (parent_id alone), which this index also serves.
+CREATE INDEX IF NOT EXISTS erp_services_parent_id ON erp_services (parent_id, id);
+DROP INDEX IF EXISTS erp_services_parent;
 
 -- Where a running service is reached: the host of its server's Docker engine (NULL: this
 -- machine, 127.0.0.1, as for the local driver). Added after the first release.

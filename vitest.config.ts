@@ -12,12 +12,10 @@ const postgresUrl = process.env.TEAMINFRA_TEST_DATABASE_URL;
 
 // The database layer and every black-box suite in test/e2e run on both engines...
 const ON_BOTH = ['test/db/**/*.test.ts', 'test/e2e/**/*.test.ts'];
-// ...except these, which are about SQLite itself: its prepared-statement fast path and its native
-// addon, and `serve`
+// ...except these, which are about SQLite itself: its native addon, and `serve`
 // processes over a data directory whose SQLite file the suite reads (restart, crashes, several
 // processes on one file). test/e2e/postgres-* and nodes-* are their PostgreSQL counterparts.
 const SQLITE_ONLY = [
-  'test/db/fast-path.test.ts',
   'test/db/sqlite-addon.test.ts',
   'test/e2e/engine-crash.test.ts',
   'test/e2e/engine-shared-queue.test.ts',

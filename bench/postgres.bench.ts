@@ -4,7 +4,7 @@
 // number of connections). Each server is `teaminfra`'s HTTP server in its own process. Needs a
 // PostgreSQL database it may create a schema in: TEAMINFRA_BENCH_DATABASE_URL, or
 // TEAMINFRA_TEST_DATABASE_URL; skipped with a line saying so otherwise. No target yet: this
-// measures, and the report explains.
+// measures, and the report explains. Target (issue 17): PostgreSQL one node >= 0.6 of SQLite.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,10 +14,13 @@ import { startChildServer, type ChildServer } from './support/child-server.js';
 import { pool, sample, type LoadFigures, type Sample, type Target } from './support/load.js';
 import { seedListServices } from './support/seed.js';
 import { loadSettings } from './support/settings.js';
+import { DEFAULT_POOL_SIZE } from '../src/db/dialect-postgres.js';
 
 const PATH = '/api/service-erp?limit=50';
 
-type Key = 'sqlite' | 'postgres' | 'postgresTwoNodes';
+// The default pool (DEFAULT_POOL_SIZE) is measured as `postgres`; these sizes beside it.
+const OTHER_POOL_SIZES = [2, 4, 20] as const;
+type Key = 'sqlite' | 'postgres' | 'postgresTwoNodes' | `postgresPool${(typeof OTHER_POOL_SIZES)[number]}`;
 interface Contender { key: Key; label: string; servers: ChildServer[]; headers: Record<string, string>; samples: Sample[] }
 
 const fixed = (value: number | undefined, digits = 2) => (value !== undefined && Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
@@ -48,7 +51,10 @@ export default async function postgresBench() {
       contenders.push({ key, label, servers: await Promise.all(servers), headers: headersOf(token), samples: [] });
     };
     await add('sqlite', 'SQLite, one node', [startChildServer('ours.js', [sqliteDir, 'off'])], sqliteSeed.token);
-    await add('postgres', 'PostgreSQL, one node', [startChildServer('ours.js', [nodeOneDir, 'off', serverUrl])], postgresSeed.token);
+    await add('postgres', `PostgreSQL, one node (pool ${DEFAULT_POOL_SIZE})`, [startChildServer('ours.js', [nodeOneDir, 'off', serverUrl])], postgresSeed.token);
+    for (const size of OTHER_POOL_SIZES) {
+      await add(`postgresPool${size}`, `PostgreSQL, pool of ${size}`, [startChildServer('ours.js', [nodeOneDir, 'off', serverUrl, String(size)])], postgresSeed.token);
+    }
     await add('postgresTwoNodes', 'PostgreSQL, two nodes', [
       startChildServer('ours.js', [nodeOneDir, 'off', serverUrl]), startChildServer('ours.js', [nodeTwoDir, 'off', serverUrl]),
     ], postgresSeed.token);
@@ -80,19 +86,22 @@ export default async function postgresBench() {
       twoNodesOverOne: figures.postgresTwoNodes.requestsPerSecond / figures.postgres.requestsPerSecond,
       /** CPU of the teaminfra processes per request (PostgreSQL's own CPU is not counted). */
       cpuPostgresOverSqlite: figures.postgres.serverCpuMicrosPerRequest / figures.sqlite.serverCpuMicrosPerRequest,
+      ...Object.fromEntries(OTHER_POOL_SIZES.map((size) =>
+        [`pool${size}OverPool${DEFAULT_POOL_SIZE}`, figures[`postgresPool${size}`].requestsPerSecond / figures.postgres.requestsPerSecond])),
     };
     console.log(`\nGET ${PATH}: 200 services, token restricted to 20; ${config.connections} connections in all; ` +
       `${config.warmupSeconds} s warm-up, then ${config.rounds} round(s) of ${config.seconds} s each`);
-    console.log(`${'server'.padEnd(26)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'CPU us/req'.padStart(12)}  req/s per round`);
+    console.log(`${'server'.padEnd(32)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'CPU us/req'.padStart(12)}  req/s per round`);
     for (const c of contenders) {
       const f = figures[c.key];
-      console.log(`${c.label.padEnd(26)}${fixed(f.requestsPerSecond, 0).padStart(9)}${fixed(f.p50Ms).padStart(9)}${fixed(f.p99Ms).padStart(9)}` +
+      console.log(`${c.label.padEnd(32)}${fixed(f.requestsPerSecond, 0).padStart(9)}${fixed(f.p50Ms).padStart(9)}${fixed(f.p99Ms).padStart(9)}` +
         `${fixed(f.serverCpuMicrosPerRequest, 0).padStart(12)}  ${f.perSample.join(', ')}`);
     }
     console.log(`PostgreSQL/SQLite = ${fixed(ratios.postgresOverSqlite)}   two nodes/one = ${fixed(ratios.twoNodesOverOne)}   ` +
       `teaminfra CPU per request, PostgreSQL/SQLite = ${fixed(ratios.cpuPostgresOverSqlite)}`);
+    for (const [key, value] of Object.entries(ratios)) if (key.startsWith('pool')) console.log(`${key} = ${fixed(value)}`);
     console.log('Why: SQLite answers in-process from prepared statements; PostgreSQL costs two round trips per request (token, ' +
-      'then the list) through pg and Kysely, and its server shares these cores with the load and the nodes. A second node ' +
+      'then the list; both named prepared statements) through pg, and its server shares these cores with the load and the nodes. A second node ' +
       'adds an event loop but no core here, so it shows what the database and the cores allow, not what two machines would do.');
     const problems = contenders.filter((c) => figures[c.key].non2xx > 0 || figures[c.key].errors > 0)
       .map((c) => `${c.label}: ${figures[c.key].non2xx} non-2xx, ${figures[c.key].errors} errors`);

@@ -16,8 +16,19 @@ export function dateInTimeZone(instant: Date, timeZone: string): string {
   return formatterFor(timeZone).format(instant);
 }
 
+// Every time zone's offset lies between UTC-12 and UTC+14, so the end of a day anywhere falls
+// within 14 hours before and 12 hours after the end of that day in UTC. Outside that window the
+// answer needs no time zone: most checks then skip Intl, whose first use of a zone loads its
+// data (tens of milliseconds, felt by every `teaminfra mcp` start).
+const EARLIEST_OFFSET_MS = 14 * 3600_000;
+const LATEST_OFFSET_MS = 12 * 3600_000;
+
 export function isExpired(expiresOn: string | null, timeZone: string, now: Date = new Date()): boolean {
   if (expiresOn === null) return false;
+  const endOfDayUtc = Date.parse(`${expiresOn}T00:00:00Z`) + 24 * 3600_000;
+  const at = now.getTime();
+  if (at < endOfDayUtc - EARLIEST_OFFSET_MS) return false;
+  if (at >= endOfDayUtc + LATEST_OFFSET_MS) return true;
   return dateInTimeZone(now, timeZone) > expiresOn;
 }
 

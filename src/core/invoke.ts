@@ -34,6 +34,12 @@ export interface Credentials {
   channel: Channel;
   /** The client's Idempotency-Key, when the channel carries one (REST POSTs). */
   idempotencyKey?: string | undefined;
+  /**
+   * What admit() answered for this same bearer and channel earlier in this same request (the MCP
+   * endpoint admits a request before reading its body): the token is then not looked up again.
+   * Never carried from one request to the next, so an access change still applies to the next.
+   */
+  admitted?: Principal | undefined;
 }
 
 const CHANNEL_NAMES: Record<Channel, string> = {
@@ -45,6 +51,7 @@ const PLAN_NAMES: Record<string, string> = { free: 'Free', starter: 'Starter', b
 
 /** Token valid, accepted by this channel, team plan includes the API. Audits a refusal. */
 export async function admit(deps: CoreDeps, credentials: Credentials, action: string): Promise<Principal> {
+  if (credentials.admitted) return credentials.admitted;
   let principal: Principal;
   try {
     principal = await authenticate(deps.db.kysely, credentials.bearer);

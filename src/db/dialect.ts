@@ -9,7 +9,8 @@
 //   FOR UPDATE SKIP LOCKED, so several nodes take different rows at once instead of waiting.
 // - Counts: PostgreSQL's count(*) is a bigint, which pg returns as a string; the pool parses
 //   int8 as a number (dialect-postgres.ts), so `countAll<number>()` is a number on both.
-// - The raw SQLite handle and its prepared-statement fast path exist only on SQLite (connect.ts).
+// - The raw SQLite handle exists only on SQLite (connect.ts); the prepared-statement fast path of
+//   the hot reads exists on both (prepared-queries.ts).
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 export type DatabaseEngine = 'sqlite' | 'postgres';

@@ -18,7 +18,7 @@ import type { Db } from '../db/connect.js';
 import {
   backupRowExists, backupsNamedByRestores, deleteFinishedBackup, listFinishedBackups, teamRetentions, type RetainedBackup,
 } from '../db/repositories/backup-retention.js';
-import { isEngineBackupPath } from './docker/backup-store.js';
+import { isEngineBackupPath } from './docker/engine-backup-path.js';
 import { inWriteTransaction } from './write-transaction.js';
 
 export interface RetentionPolicy {

@@ -119,23 +119,25 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   }
   reply.hijack();
   const res = reply.raw;
-  // Hijacked: neither the headers already set on the reply (the rate limit's) nor Fastify's
-  // onSend ones reach the client by themselves any more, so set them here.
+  // Hijacked: the headers already set on the reply (the rate limit's) no longer reach the client
+  // by themselves, so set them here. The ones every answer carries are on `res` already (server.ts).
   for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Cache-Control', 'no-store');
   if (isInitialize(body.messages)) res.setHeader('Mcp-Session-Id', openSessionId(tokenId));
   // Download links must be absolute for an assistant; the Host was checked by guard(), so it is ours.
   const deps = gate.app.publicUrl ? gate.app : { ...gate.app, publicUrl: `${request.protocol}://${request.headers.host}` };
-  const server = createMcpServer(gate.tools, deps, bearer);
-  res.on('close', () => void server.close());
+  const server = createMcpServer(gate.tools, deps, bearer, principal);
   try {
     if (wantsProgress(body.messages)) {
+      res.on('close', () => void server.close());
       // Progress notifications need an SSE stream: the SDK's transport does that part.
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       await connectMcpServer(server, transport);
       await transport.handleRequest(request.raw, res, body.batch ? body.messages : body.messages[0]);
     } else {
+      // Closed only when the client leaves before its answer (to stop the calls it was waiting
+      // for): once the answer is sent nothing is pending, and closing would only build the
+      // SDK's "connection closed" error for no one.
+      res.on('close', () => { if (!res.writableFinished) void server.close(); });
       const transport = new JsonResponseTransport(res, body.batch);
       await connectMcpServer(server, transport);
       transport.deliver(body.messages, { requestInfo: { headers: request.headers } });

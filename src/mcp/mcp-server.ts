@@ -10,6 +10,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { AppError, toAppError } from '../core/errors.js';
 import { admit, invoke, mayAttempt, type CoreDeps, type Credentials } from '../core/invoke.js';
+import type { Principal } from '../core/principal.js';
 import { packageRoot } from '../package-root.js';
 import type { ToolCatalog } from './tool-definitions.js';
 import { errorResult, protocolErrorOf, successResult } from './tool-results.js';
@@ -30,11 +31,13 @@ const INSTRUCTIONS =
 const sharedValidator = new AjvJsonSchemaValidator();
 
 /**
- * One server per bearer: per request over HTTP, per process over stdio. The bearer is a value to
- * check on every request, never a verdict: admit() and invoke() look it up each time.
+ * One server per bearer: per request over HTTP, per process over stdio. Over stdio the bearer is
+ * a value to check on every request, never a verdict: admit() and invoke() look it up each time.
+ * Over HTTP each POST is one request, admitted once before its body is read; `admitted` carries
+ * that answer so that its calls do not look the token up a second time.
  */
-export function createMcpServer(tools: ToolCatalog, deps: CoreDeps, bearer: string | undefined): Server {
-  const credentials: Credentials = { bearer, channel: 'mcp' };
+export function createMcpServer(tools: ToolCatalog, deps: CoreDeps, bearer: string | undefined, admitted?: Principal): Server {
+  const credentials: Credentials = { bearer, channel: 'mcp', admitted };
   const server = new Server(
     { name: 'teaminfra', title: 'teaminfra', version: VERSION },
     { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: sharedValidator },

@@ -20,6 +20,21 @@ describe('token expiry', () => {
     expect(isExpired('2026-03-10', 'America/Los_Angeles', new Date('2026-03-11T07:00:00Z'))).toBe(true);
   });
 
+  it('ends the day at the extreme offsets, UTC+14 and UTC-12, and agrees with the time zone far from the end', () => {
+    // Kiritimati (UTC+14): 2026-03-10 ends at 2026-03-10T10:00Z.
+    expect(isExpired('2026-03-10', 'Pacific/Kiritimati', new Date('2026-03-10T09:59:59.999Z'))).toBe(false);
+    expect(isExpired('2026-03-10', 'Pacific/Kiritimati', new Date('2026-03-10T10:00:00Z'))).toBe(true);
+    // Etc/GMT+12 (UTC-12): it ends at 2026-03-11T12:00Z.
+    expect(isExpired('2026-03-10', 'Etc/GMT+12', new Date('2026-03-11T11:59:59.999Z'))).toBe(false);
+    expect(isExpired('2026-03-10', 'Etc/GMT+12', new Date('2026-03-11T12:00:00Z'))).toBe(true);
+    for (const zone of ['UTC', 'Europe/Paris', 'Asia/Kolkata', 'America/St_Johns', 'Pacific/Kiritimati', 'Etc/GMT+12']) {
+      for (let hours = -72; hours <= 72; hours += 0.5) {
+        const now = new Date(Date.parse('2026-03-11T00:00:00Z') + hours * 3600_000);
+        expect(isExpired('2026-03-10', zone, now), `${zone} at ${now.toISOString()}`).toBe(dateInTimeZone(now, zone) > '2026-03-10');
+      }
+    }
+  });
+
   it('reads the date in a time zone', () => {
     expect(dateInTimeZone(new Date('2026-01-01T12:00:00Z'), 'Pacific/Kiritimati')).toBe('2026-01-02');
   });

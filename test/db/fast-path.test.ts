@@ -1,13 +1,15 @@
-// The prepared-statement fast path answers exactly what the same Kysely query answers (the
-// fallback used inside transactions and, later, on PostgreSQL).
+// The prepared-statement fast path (a better-sqlite3 statement on SQLite, a named prepared
+// statement on PostgreSQL) answers exactly what the same Kysely query answers (the fallback used
+// inside transactions).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertService } from '../../src/db/repositories/services.js';
 import { listReachableServices } from '../../src/db/repositories/services.js';
 import { findTokenWithTeamByHash } from '../../src/db/repositories/tokens.js';
 import { hashTokenValue } from '../../src/auth/token-format.js';
+import { fastPathFor } from '../../src/db/connect.js';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 
-describe('SQLite fast path', () => {
+describe(`prepared-statement fast path (${process.env.TEAMINFRA_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite'})`, () => {
   let server: TestServer;
   let team: SeededTeam;
   beforeAll(async () => {
@@ -18,6 +20,12 @@ describe('SQLite fast path', () => {
     }
   });
   afterAll(async () => { await server.close(); });
+
+  it('is there to take, outside transactions', async () => {
+    const db = server.app.db.kysely;
+    expect(fastPathFor(db)).toBeDefined();
+    await db.transaction().execute(async (trx) => { expect(fastPathFor(trx)).toBeUndefined(); });
+  });
 
   it('lists the same services as Kysely for every reach, page and parent', async () => {
     const db = server.app.db.kysely;

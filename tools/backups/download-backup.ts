@@ -4,7 +4,7 @@ import { defineCapability, type CapabilityContext, type FileSource } from '../..
 import { AppError } from '../../src/core/errors.js';
 import { downloadLink, DownloadView } from '../downloads.js';
 import { BackupId } from '../schemas.js';
-import { isEngineBackupPath } from '../../src/engine/docker/backup-store.js';
+import { isEngineBackupPath } from '../../src/engine/docker/engine-backup-path.js';
 
 type BackupRow = { id: string; state: string; file_path: string | null; size_bytes: number | null; sha256: string | null };
 

@@ -11,13 +11,18 @@ export const SERVICE_COLUMNS = [
   's.id', 's.name', 's.server_id', 's.parent_id', 's.state', 's.revision', 's.port', 's.published_host', 's.created_at', 's.updated_at',
 ] as const;
 
-/** The reach condition on `erp_services as s`. */
+/**
+ * The reach condition on `erp_services as s`, for one row at a time: a token limited to services
+ * reaches a row whose own id, or whose parent's, is in its list. Both are key lookups in the
+ * list's primary key, so checking a row never reads the whole list.
+ */
 export function serviceReachable(reach: Reach) {
   return (eb: ExpressionBuilder<Database & { s: Database['erp_services'] }, 's'>) => {
     const inTeam = eb.and([eb('s.team_id', '=', reach.teamId), eb('s.deleted_at', 'is', null)]);
     if (!reach.restrictServices) return inTeam;
-    const listed = eb.selectFrom('api_token_services').select('service_id').where('token_id', '=', reach.tokenId);
-    return eb.and([inTeam, eb.or([eb('s.id', 'in', listed), eb('s.parent_id', 'in', listed)])]);
+    const listed = eb.selectFrom('api_token_services as l').select('l.service_id')
+      .where('l.token_id', '=', reach.tokenId).where('l.service_id', 'in', [eb.ref('s.id'), eb.ref('s.parent_id')]);
+    return eb.and([inTeam, eb.exists(listed)]);
   };
 }
 
@@ -38,11 +43,34 @@ export async function listReachableServices(db: Kysely<Database>, reach: Reach, 
   return reachableServices(db, reach, page.limit + 1, parentId, after).execute();
 }
 
+/**
+ * Each shape reads by key, never the team's other services:
+ * - top level, whole team: the team's index (team_id, id), in order;
+ * - top level, listed services: the token's list in id order (its primary key), each service
+ *   looked up by id. A top-level service has no parent, so only its own id can be listed;
+ * - copies of one service: the parent's index (parent_id, id), in order, each copy checked by key.
+ * test/db/query-plans.test.ts holds every shape to its plan.
+ */
 function reachableServices(db: Kysely<Database>, reach: Reach, limit: number, parentId: string | null, after: string | undefined) {
-  let query = db.selectFrom('erp_services as s').select(SERVICE_COLUMNS).where(serviceReachable(reach));
-  query = parentId === null ? query.where('s.parent_id', 'is', null) : query.where('s.parent_id', '=', parentId);
-  if (after !== undefined) query = query.where('s.id', '>', after);
-  return query.orderBy('s.id').limit(limit);
+  if (parentId !== null) {
+    let copies = db.selectFrom('erp_services as s').select(SERVICE_COLUMNS)
+      .where('s.parent_id', '=', parentId).where(serviceReachable(reach));
+    if (after !== undefined) copies = copies.where('s.id', '>', after);
+    return copies.orderBy('s.id').limit(limit);
+  }
+  if (!reach.restrictServices) {
+    let team = db.selectFrom('erp_services as s').select(SERVICE_COLUMNS)
+      .where('s.team_id', '=', reach.teamId).where('s.deleted_at', 'is', null).where('s.parent_id', 'is', null);
+    if (after !== undefined) team = team.where('s.id', '>', after);
+    return team.orderBy('s.id').limit(limit);
+  }
+  // CROSS JOIN keeps this order of tables on SQLite (list first, then each service by id), which
+  // its planner would otherwise not choose; PostgreSQL plans it as the inner join it is.
+  let listed = db.selectFrom('api_token_services as l').crossJoin('erp_services as s').select(SERVICE_COLUMNS)
+    .where('l.token_id', '=', reach.tokenId).whereRef('s.id', '=', 'l.service_id')
+    .where('s.team_id', '=', reach.teamId).where('s.deleted_at', 'is', null).where('s.parent_id', 'is', null);
+  if (after !== undefined) listed = listed.where('l.service_id', '>', after);
+  return listed.orderBy('l.service_id').limit(limit);
 }
 
 export async function findReachableService(db: Kysely<Database>, reach: Reach, serviceId: string) {

@@ -13,14 +13,13 @@ import { extractSingleFile, singleFileTar } from './archives.js';
 import { createHelper } from './containers.js';
 import { DockerApi, DockerError } from './docker-api.js';
 import { parseEngineAddress } from './engine-address.js';
+import { ENGINE_BACKUP_SCHEME, isEngineBackupPath } from './engine-backup-path.js';
 import { backupsVolumeName } from './labels.js';
 
 const MOUNT = '/teaminfra-backups';
-const SCHEME = 'docker:';
+const SCHEME = ENGINE_BACKUP_SCHEME;
 
-export function isEngineBackupPath(path: string): boolean {
-  return path.startsWith(`${SCHEME}//`);
-}
+export { isEngineBackupPath };
 
 /** The server's backups volume, as a helper mounts it to put a backup in or take one out. */
 export function backupsMount(serverId: string): { volume: string; at: string } {

@@ -64,6 +64,21 @@ describe('backup archives', () => {
     expect(count(target)).toEqual(count(source));
   });
 
+  it('packs a database too large to snapshot in memory through a snapshot file, to the same rows', async () => {
+    const throughFile = join(dir, 'through-file.sqlite.gz');
+    const packedThroughFile = await packDatabase(source, throughFile, 0);
+    expect(packedThroughFile).toEqual({ sizeBytes: statSync(throughFile).size, sha256: sha256(readFileSync(throughFile)) });
+    const target = join(dir, 'restored-through-file.sqlite');
+    await unpackVerified(throughFile, packedThroughFile.sha256, target);
+    const rows = (file: string) => {
+      const db = new SQLite(file, { readonly: true });
+      const found = db.prepare('SELECT id, name, email FROM customers ORDER BY id').all();
+      db.close();
+      return found;
+    };
+    expect(rows(target)).toEqual(rows(source));
+  });
+
   it('refuses a file that does not match its checksum', async () => {
     const changed = join(dir, 'changed.sqlite.gz');
     const bytes = readFileSync(archive);

@@ -1,0 +1,76 @@
+// Baseline (c): the best endpoint a careful engineer would write by hand for this one answer.
+// node:http; the SHA-256 of the bearer looked up by its unique index (a revoked token is not
+// found); then the fastest correct reach-filtered query: a restricted token's list walked in
+// its primary-key order with each service looked up by id, the whole team through its
+// (team_id, id) index otherwise. Both statements prepared once; the page built with
+// JSON.stringify, byte for byte what teaminfra answers. No framework, no validation, no
+// expiry/channel/plan/permission checks, no audit, no rate limit: the floor for this answer.
+// Written against schema.sql, not against our repositories.
+// argv: <dataDir>
+import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { DATABASE_FILE } from '../../src/db/connect.js';
+import { serveUntilStopped } from '../support/child-server.js';
+
+const dataDir = process.argv[2];
+if (!dataDir) throw new Error('usage: hand-written.js <dataDir>');
+const db = new SQLite(join(dataDir, DATABASE_FILE));
+db.pragma('journal_mode = WAL');
+
+const findToken = db.prepare('SELECT id, team_id, restrict_services FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL');
+const COLUMNS = 's.id, s.name, s.server_id, s.parent_id, s.state, s.revision, s.port, s.published_host, s.created_at, s.updated_at';
+// CROSS JOIN: SQLite keeps this table order (the token's list first).
+const listListed = db.prepare(`
+  SELECT ${COLUMNS} FROM api_token_services l CROSS JOIN erp_services s
+  WHERE l.token_id = ? AND s.id = l.service_id AND s.team_id = ? AND s.deleted_at IS NULL AND s.parent_id IS NULL
+  ORDER BY l.service_id LIMIT ?`);
+const listTeam = db.prepare(`
+  SELECT ${COLUMNS} FROM erp_services s
+  WHERE s.team_id = ? AND s.deleted_at IS NULL AND s.parent_id IS NULL
+  ORDER BY s.id LIMIT ?`);
+
+interface Token { id: string; team_id: string; restrict_services: number }
+interface Row {
+  id: string; name: string; server_id: string; parent_id: string | null; state: string;
+  revision: number; port: number | null; published_host: string | null; created_at: string; updated_at: string;
+}
+
+function urlOf(row: Row): string | null {
+  if (row.port === null || row.state !== 'running') return null;
+  const host = row.published_host ?? '127.0.0.1';
+  return `http://${host.includes(':') ? `[${host}]` : host}:${row.port}/`;
+}
+
+const server = createServer((request, response) => {
+  const authorization = request.headers.authorization ?? '';
+  const token = authorization.startsWith('Bearer ')
+    ? findToken.get(createHash('sha256').update(authorization.slice(7)).digest('hex')) as Token | undefined
+    : undefined;
+  if (!token) {
+    response.writeHead(401, { 'content-type': 'application/json' });
+    response.end('{"error":"unauthorized"}');
+    return;
+  }
+  const query = request.url?.split('?')[1];
+  const limit = Math.min(100, Number(new URLSearchParams(query).get('limit') ?? 50) || 50);
+  const rows = (token.restrict_services === 1
+    ? listListed.all(token.id, token.team_id, limit + 1)
+    : listTeam.all(token.team_id, limit + 1)) as Row[];
+  const page = rows.length > limit ? rows.slice(0, limit) : rows;
+  const body = JSON.stringify({
+    data: page.map((row) => ({
+      id: row.id, name: row.name, server_id: row.server_id, parent_id: row.parent_id, is_copy: row.parent_id !== null,
+      state: row.state, revision: row.revision, url: urlOf(row), created_at: row.created_at, updated_at: row.updated_at,
+    })),
+    next_cursor: rows.length > limit ? Buffer.from(page[page.length - 1]!.id).toString('base64url') : null,
+  });
+  response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+  response.end(body);
+});
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  serveUntilStopped(typeof address === 'object' && address ? address.port : 0, () =>
+    new Promise((resolve) => { server.close(() => { db.close(); resolve(); }); server.closeAllConnections(); }));
+});

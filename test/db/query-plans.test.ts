@@ -1,0 +1,195 @@
+// Every list, and the lookups each request makes, read by key: the plan the engine picks for the
+// query the repository really sends is held here, so that a change to a query or to the schema
+// cannot silently turn a lookup into a walk over a table (or over a whole team). On SQLite the
+// plan is EXPLAIN QUERY PLAN; on PostgreSQL it is EXPLAIN with sequential scans discouraged (its
+// planner rightly prefers them on tables this small), so a Seq Scan there means no index serves
+// the query at all.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery } from 'kysely';
+import pg from 'pg';
+import type { Reach } from '../../src/core/principal.js';
+import type { Database } from '../../src/db/tables.js';
+import { listBackupsOfService } from '../../src/db/repositories/backups.js';
+import { listEmailsOfCopy } from '../../src/db/repositories/caught-emails.js';
+import { findReachableOperation, listReachableOperations } from '../../src/db/repositories/operations.js';
+import { findReachableServer, insertServer, listReachableServers } from '../../src/db/repositories/servers.js';
+import { findReachableService, insertService, listReachableServices } from '../../src/db/repositories/services.js';
+import { insertTeam } from '../../src/db/repositories/teams.js';
+import { createToken, findTokenWithTeamByHash } from '../../src/db/repositories/tokens.js';
+import { hashTokenValue } from '../../src/auth/token-format.js';
+import { encodeCursor } from '../../src/db/pagination.js';
+import { openTestDatabase, type TestDatabase } from '../support/database.js';
+
+const engine = process.env.TEAMINFRA_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
+
+interface Fixture { teamId: string; serverIds: string[]; serviceIds: string[]; copyId: string; listedTokenId: string; teamTokenId: string }
+
+async function seed(db: Kysely<Database>): Promise<Fixture> {
+  const teamId = await insertTeam(db, { name: 'Plans', plan: 'business', timezone: 'UTC' });
+  const serverIds = [await insertServer(db, { teamId, name: 'a' }), await insertServer(db, { teamId, name: 'b' })];
+  const serviceIds: string[] = [];
+  for (let i = 0; i < 6; i++) serviceIds.push(await insertService(db, { teamId, serverId: serverIds[i % 2]!, name: `ERP ${i}` }));
+  const copyId = await insertService(db, { teamId, serverId: serverIds[0]!, name: 'copy', parentId: serviceIds[0]! });
+  const token = (services: string[] | null, servers: string[] | null) => createToken(db, {
+    teamId, name: 't', source: 'panel', acceptedBy: 'both', fullAccess: true, permissions: [], serviceIds: services,
+    serverIds: servers, expiresOn: null, createdByUserId: null,
+  });
+  const listed = await token([serviceIds[0]!, serviceIds[2]!], [serverIds[1]!]);
+  const team = await token(null, null);
+  return { teamId, serverIds, serviceIds, copyId, listedTokenId: listed.id, teamTokenId: team.id };
+}
+
+/** A Kysely on the same database that records every query it runs instead of using any fast path. */
+function recording(test: TestDatabase): { db: Kysely<Database>; queries: CompiledQuery[]; end(): Promise<void> } {
+  const queries: CompiledQuery[] = [];
+  const log = (event: { level: string; query: CompiledQuery }) => { if (event.level === 'query') queries.push(event.query); };
+  if (test.engine === 'sqlite') {
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: test.db.sqlite! }), log });
+    // Not destroyed: that would close the shared SQLite handle.
+    return { db, queries, end: async () => {} };
+  }
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: test.url, max: 1 }) }), log });
+  return { db, queries, end: () => db.destroy() };
+}
+
+/** The plan of each query, one line per step. */
+async function plansOf(test: TestDatabase, queries: readonly CompiledQuery[]): Promise<string[][]> {
+  if (test.engine === 'sqlite') {
+    return queries.map((query) => (test.db.sqlite!.prepare(`EXPLAIN QUERY PLAN ${query.sql}`).all(...query.parameters as unknown[]) as { detail: string }[])
+      .map((row) => row.detail));
+  }
+  const client = new pg.Client({ connectionString: test.url });
+  await client.connect();
+  try {
+    await client.query('SET enable_seqscan = off');
+    const plans: string[][] = [];
+    for (const query of queries) {
+      const result = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${query.sql}`, query.parameters as unknown[]);
+      plans.push(result.rows.map((row) => row['QUERY PLAN'].trim()));
+    }
+    return plans;
+  } finally {
+    await client.end();
+  }
+}
+
+describe(`query plans (${engine})`, () => {
+  let test: TestDatabase;
+  let fixture: Fixture;
+  let teamReach: Reach;
+  let listedReach: Reach;
+
+  beforeAll(async () => {
+    test = await openTestDatabase(undefined, 'plans');
+    fixture = await seed(test.db.kysely);
+    teamReach = { teamId: fixture.teamId, tokenId: fixture.teamTokenId, restrictServices: false, restrictServers: false };
+    listedReach = { teamId: fixture.teamId, tokenId: fixture.listedTokenId, restrictServices: true, restrictServers: true };
+  });
+  afterAll(async () => { await test.close(); });
+
+  /** Runs `read` against the recording Kysely and answers the plans of the queries it sent. */
+  async function plansOfRead(read: (db: Kysely<Database>) => Promise<unknown>): Promise<string[][]> {
+    const recorder = recording(test);
+    try {
+      await read(recorder.db);
+    } finally {
+      await recorder.end();
+    }
+    expect(recorder.queries.length).toBeGreaterThan(0);
+    return plansOf(test, recorder.queries);
+  }
+
+  const cursor = () => encodeCursor(fixture.serviceIds[0]!);
+  // Each read, and on SQLite the exact plan it must have: every table reached by key.
+  const reads: { name: string; read: (db: Kysely<Database>) => Promise<unknown>; sqlite: string[] }[] = [
+    { name: 'the token lookup of every request', read: (db) => findTokenWithTeamByHash(db, hashTokenValue('tinf_x')), sqlite: [
+      'SEARCH t USING INDEX sqlite_autoindex_api_tokens_2 (token_hash=?)',
+      'SEARCH team USING INDEX sqlite_autoindex_teams_1 (id=?)',
+    ] },
+    { name: 'services of the whole team', read: (db) => listReachableServices(db, teamReach, { limit: 20 }, null), sqlite: [
+      'SEARCH s USING INDEX erp_services_team (team_id=?)',
+    ] },
+    { name: 'services of the whole team, next page', read: (db) => listReachableServices(db, teamReach, { limit: 20, cursor: cursor() }, null), sqlite: [
+      'SEARCH s USING INDEX erp_services_team (team_id=? AND id>?)',
+    ] },
+    { name: 'listed services', read: (db) => listReachableServices(db, listedReach, { limit: 20 }, null), sqlite: [
+      'SEARCH l USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+      'SEARCH s USING INDEX erp_services_team (team_id=? AND id=?)',
+    ] },
+    { name: 'listed services, next page', read: (db) => listReachableServices(db, listedReach, { limit: 20, cursor: cursor() }, null), sqlite: [
+      'SEARCH l USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=? AND service_id>?)',
+      'SEARCH s USING INDEX erp_services_team (team_id=? AND id=?)',
+    ] },
+    { name: 'copies, whole team', read: (db) => listReachableServices(db, teamReach, { limit: 20 }, fixture.serviceIds[0]!), sqlite: [
+      'SEARCH s USING INDEX erp_services_parent_id (parent_id=?)',
+    ] },
+    { name: 'copies, listed services', read: (db) => listReachableServices(db, listedReach, { limit: 20 }, fixture.serviceIds[0]!), sqlite: [
+      'SEARCH s USING INDEX erp_services_parent_id (parent_id=?)',
+      'SEARCH l EXISTS USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=? AND service_id=?)',
+    ] },
+    { name: 'one service, listed services', read: (db) => findReachableService(db, listedReach, fixture.copyId), sqlite: [
+      'SEARCH s USING INDEX erp_services_team (team_id=? AND id=?)',
+      'SEARCH l EXISTS USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=? AND service_id=?)',
+    ] },
+    { name: 'servers of the whole team', read: (db) => listReachableServers(db, teamReach, { limit: 20 }), sqlite: [
+      'SEARCH v USING INDEX servers_team (team_id=?)',
+    ] },
+    { name: 'listed servers', read: (db) => listReachableServers(db, listedReach, { limit: 20 }), sqlite: [
+      'SEARCH l USING COVERING INDEX sqlite_autoindex_api_token_servers_1 (token_id=?)',
+      'SEARCH v USING INDEX servers_team (team_id=? AND id=?)',
+    ] },
+    { name: 'one server, listed servers', read: (db) => findReachableServer(db, listedReach, fixture.serverIds[1]!), sqlite: [
+      'SEARCH l EXISTS USING COVERING INDEX sqlite_autoindex_api_token_servers_1 (token_id=? AND server_id=?)',
+      'SEARCH v USING INDEX servers_team (team_id=? AND id=?)',
+    ] },
+    { name: 'operations of the whole team', read: (db) => listReachableOperations(db, teamReach, { limit: 20 }), sqlite: [
+      'SEARCH o USING INDEX operations_team (team_id=?)',
+    ] },
+    { name: 'operations, listed services and servers', read: (db) => listReachableOperations(db, listedReach, { limit: 20 }), sqlite: [
+      'SEARCH o USING INDEX operations_team (team_id=?)',
+      'LIST SUBQUERY 1',
+      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+      'CREATE BLOOM FILTER',
+      'LIST SUBQUERY 3',
+      'SEARCH erp_services USING COVERING INDEX erp_services_parent_id (parent_id=?)',
+      'LIST SUBQUERY 2',
+      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+      'CREATE BLOOM FILTER',
+      'LIST SUBQUERY 4',
+      'SEARCH api_token_servers USING COVERING INDEX sqlite_autoindex_api_token_servers_1 (token_id=?)',
+      'CREATE BLOOM FILTER',
+    ] },
+    { name: 'one operation', read: (db) => findReachableOperation(db, listedReach, 'op_00000000000000000000'), sqlite: [
+      'SEARCH o USING INDEX sqlite_autoindex_operations_1 (id=?)',
+      'LIST SUBQUERY 1',
+      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+      'CREATE BLOOM FILTER',
+      'LIST SUBQUERY 3',
+      'SEARCH erp_services USING COVERING INDEX erp_services_parent_id (parent_id=?)',
+      'LIST SUBQUERY 2',
+      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+      'CREATE BLOOM FILTER',
+      'LIST SUBQUERY 4',
+      'SEARCH api_token_servers USING COVERING INDEX sqlite_autoindex_api_token_servers_1 (token_id=?)',
+      'CREATE BLOOM FILTER',
+    ] },
+    { name: 'backups of a service', read: (db) => listBackupsOfService(db, fixture.serviceIds[0]!, { limit: 20 }), sqlite: [
+      'SEARCH b USING INDEX backups_service (service_id=?)',
+    ] },
+    { name: 'emails of a copy', read: (db) => listEmailsOfCopy(db, fixture.copyId, { limit: 20 }), sqlite: [
+      'SEARCH e USING INDEX caught_emails_copy (copy_id=?)',
+    ] },
+  ];
+
+  for (const { name, read, sqlite } of reads) {
+    it(`reads ${name} by key`, async () => {
+      const plans = await plansOfRead(read);
+      if (test.engine === 'sqlite') {
+        expect(plans).toEqual([sqlite]);
+      } else {
+        const lines = plans.flat();
+        expect(lines.filter((line) => /Seq Scan/.test(line)), lines.join('\n')).toEqual([]);
+      }
+    });
+  }
+});
