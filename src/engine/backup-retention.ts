@@ -11,7 +11,8 @@
 //   delete and the file's, or by an earlier version) are removed.
 // Each node prunes the backups of the services its servers host: their files are in its data
 // directory. Backups of Docker services live in the engine's backups volume (docker://...),
-// which only the Docker driver can reach: they are left alone here (see the note in README.md).
+// which any node reaches: every node prunes them, the node whose delete of the row wins removes
+// the file, through a helper container on the engine (docker/backup-store.ts).
 import { readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Db } from '../db/connect.js';
@@ -31,21 +32,37 @@ export interface RetentionPolicy {
 export const DEFAULT_RETENTION: RetentionPolicy = { keepManual: null, keepSafety: 3 };
 
 /** Removes what the policy does not keep; returns the ids of the backups removed. */
-export async function pruneBackups(db: Db, options: { node: string; defaults: RetentionPolicy }): Promise<string[]> {
+export async function pruneBackups(db: Db, options: {
+  node: string;
+  defaults: RetentionPolicy;
+  /** Removes files kept on Docker engines; tests may watch it. */
+  removeEngineFiles?: (db: Db, paths: string[]) => Promise<void>;
+}): Promise<string[]> {
   const policies = await policiesByTeam(db, options.defaults);
   const named = await backupsNamedByRestores(db.kysely);
   const keptSoFar = new Map<string, number>();
   const removed: string[] = [];
+  const engineFiles: string[] = [];
   for (const backup of await listFinishedBackups(db.kysely, options.node)) {
-    if (backup.file_path !== null && isEngineBackupPath(backup.file_path)) continue;
     const key = `${backup.service_id}/${backup.kind}`;
     const newer = keptSoFar.get(key) ?? 0;
     if (backup.state === 'completed') keptSoFar.set(key, newer + 1);
     if (keeps(backup, newer, policies.get(backup.team_id) ?? options.defaults) || named.has(backup.id)) continue;
-    if (await removeBackup(db, backup)) removed.push(backup.id);
+    if (!(await removeBackupRow(db, backup))) continue;
+    removed.push(backup.id);
+    if (backup.file_path === null) continue;
+    if (isEngineBackupPath(backup.file_path)) engineFiles.push(backup.file_path);
+    else rmSync(backup.file_path, { force: true });
   }
   await removeFilesWithoutRows(db);
+  if (engineFiles.length > 0) await (options.removeEngineFiles ?? removeEngineBackupFiles)(db, engineFiles);
   return removed;
+}
+
+// Loaded when there is something to remove: the Docker engine client is not needed otherwise.
+async function removeEngineBackupFiles(db: Db, paths: string[]): Promise<void> {
+  const { removeEngineBackupFiles: remove } = await import('./docker/backup-store.js');
+  await remove(db.kysely, paths);
 }
 
 function keeps(backup: RetainedBackup, newer: number, policy: RetentionPolicy): boolean {
@@ -55,14 +72,15 @@ function keeps(backup: RetainedBackup, newer: number, policy: RetentionPolicy): 
   return limit === null || newer < limit;
 }
 
-/** The row first (checked again: a restore may have named it since), then the file. */
-async function removeBackup(db: Db, backup: RetainedBackup): Promise<boolean> {
-  const deleted = await inWriteTransaction(db.kysely, async (trx) => {
+/**
+ * The row before the file (checked again: a restore may have named it since), so that no row
+ * ever names a file that is gone; true if this pass deleted it (another node's may have).
+ */
+function removeBackupRow(db: Db, backup: RetainedBackup): Promise<boolean> {
+  return inWriteTransaction(db.kysely, async (trx) => {
     if ((await backupsNamedByRestores(trx)).has(backup.id)) return false;
     return deleteFinishedBackup(trx, backup.id);
   });
-  if (deleted && backup.file_path !== null) rmSync(backup.file_path, { force: true });
-  return deleted;
 }
 
 async function policiesByTeam(db: Db, defaults: RetentionPolicy): Promise<Map<string, RetentionPolicy>> {

@@ -10,10 +10,11 @@ import type { Database } from '../../db/tables.js';
 import { DriverError, type ServerSpec } from '../driver.js';
 import { sha256OfFile } from '../local/backup-archive.js';
 import { extractSingleFile, singleFileTar } from './archives.js';
-import { createHelper } from './containers.js';
+import { createHelper, runHelper } from './containers.js';
 import { DockerApi, DockerError } from './docker-api.js';
 import { parseEngineAddress } from './engine-address.js';
 import { ENGINE_BACKUP_SCHEME, isEngineBackupPath } from './engine-backup-path.js';
+import { contractOf } from './erp-image-contract.js';
 import { backupsVolumeName } from './labels.js';
 
 const MOUNT = '/teaminfra-backups';
@@ -38,13 +39,66 @@ export async function storeBackupOnEngine(
   return `${SCHEME}//${server.id}/${name}?image=${encodeURIComponent(image)}`;
 }
 
+/** Where a backup kept on an engine is: its server, its file in the backups volume (SERVICE/FILE), the image that put it there. */
+function engineBackupLocation(path: string): { serverId: string; name: string; image: string } {
+  const url = new URL(path);
+  return { serverId: url.hostname, name: decodeURIComponent(url.pathname.slice(1)), image: url.searchParams.get('image') ?? '' };
+}
+
+// A helper's command line holds the files it removes: a bounded number per helper.
+const FILES_PER_HELPER = 200;
+
+/**
+ * Removes backup files kept on engines (their rows are gone already: backup-retention.ts), with
+ * the image's remove command (`rm -f --` unless the image names another) in a helper container
+ * per server, image and service, as the files' own image put them there. A server that is no
+ * longer a Docker server keeps its files: there is no engine to ask.
+ */
+export async function removeEngineBackupFiles(db: Kysely<Database>, paths: readonly string[]): Promise<void> {
+  const groups = new Map<string, { serverId: string; image: string; serviceId: string; names: string[] }>();
+  for (const path of paths.filter(isEngineBackupPath)) {
+    const { serverId, name, image } = engineBackupLocation(path);
+    const serviceId = name.split('/')[0] ?? '';
+    const key = JSON.stringify([serverId, image, serviceId]);
+    const group = groups.get(key) ?? { serverId, image, serviceId, names: [] };
+    group.names.push(name);
+    groups.set(key, group);
+  }
+  const failures: string[] = [];
+  for (const group of groups.values()) {
+    const server = await db.selectFrom('docker_servers').select(['docker_host']).where('server_id', '=', group.serverId).executeTakeFirst();
+    if (!server) continue;
+    const api = new DockerApi(parseEngineAddress(server.docker_host));
+    try {
+      const inspected = await api.json<{ Config: { Labels: Record<string, string> | null } } | undefined>(
+        'GET', `/images/${encodeURIComponent(group.image)}/json`, { accept: [404] });
+      const contract = contractOf(group.image, inspected?.Config.Labels);
+      for (let first = 0; first < group.names.length; first += FILES_PER_HELPER) {
+        const names = group.names.slice(first, first + FILES_PER_HELPER);
+        const helper = await createHelper(api, {
+          image: group.image, serviceId: group.serviceId, serverId: group.serverId, mounts: [backupsMount(group.serverId)],
+          command: [...contract.removeCommand, ...names.map((name) => `${MOUNT}/${name}`)],
+        });
+        try {
+          const { exitCode, output } = await runHelper(api, helper.id, 60_000);
+          if (exitCode !== 0) failures.push(`server ${group.serverId}: the image's remove command exited with ${exitCode}${output}`);
+        } finally {
+          await helper.remove();
+        }
+      }
+    } catch (error) {
+      failures.push(`server ${group.serverId}: ${error instanceof DockerError ? error.reason : (error as Error).message}`);
+    } finally {
+      await api.close();
+    }
+  }
+  if (failures.length > 0) throw new DriverError(`Some backup files kept on Docker engines could not be removed (${failures.join('; ')}).`);
+}
+
 /** A local file with the backup's bytes: the path itself for a local backup, else a checked copy fetched from the engine. */
 export async function localBackupFile(db: Kysely<Database>, dataDir: string, backup: { path: string; sha256: string }): Promise<string> {
   if (!isEngineBackupPath(backup.path)) return backup.path;
-  const url = new URL(backup.path);
-  const serverId = url.hostname;
-  const name = decodeURIComponent(url.pathname.slice(1));
-  const image = url.searchParams.get('image') ?? '';
+  const { serverId, name, image } = engineBackupLocation(backup.path);
   const cached = join(dataDir, 'backups', name);
   if (existsSync(cached) && (await sha256OfFile(cached)) === backup.sha256) return cached;
   const server = await db.selectFrom('docker_servers').select(['docker_host']).where('server_id', '=', serverId).executeTakeFirst();

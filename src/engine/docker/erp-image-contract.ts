@@ -12,9 +12,11 @@ export const CONTRACT_LABELS = {
   snapshotCommand: 'io.teaminfra.snapshot-command',
   /** A command run in a container of the image on restored data with DATA_DIR appended: exit 0 if the data is usable. */
   verifyCommand: 'io.teaminfra.verify-command',
+  /** A command run in a helper container of the image with backup files appended (paths in the backups volume): removes them. */
+  removeCommand: 'io.teaminfra.remove-command',
 } as const;
 
-export const CONTRACT_DEFAULTS = { port: 8080, dataDir: '/data', healthPath: '/health' } as const;
+export const CONTRACT_DEFAULTS = { port: 8080, dataDir: '/data', healthPath: '/health', removeCommand: 'rm -f --' } as const;
 
 export const BUNDLED_IMAGE_REPOSITORY = 'teaminfra-erp';
 
@@ -29,6 +31,8 @@ export const BUNDLED_IMAGE_LABELS: Record<string, string> = {
   [CONTRACT_LABELS.healthPath]: CONTRACT_DEFAULTS.healthPath,
   [CONTRACT_LABELS.snapshotCommand]: `${NODE} ${DATA_COMMAND} snapshot`,
   [CONTRACT_LABELS.verifyCommand]: `${NODE} ${DATA_COMMAND} verify`,
+  // The bundled image has no shell and no rm: its Node removes the files.
+  [CONTRACT_LABELS.removeCommand]: `${NODE} ${DATA_COMMAND} remove`,
 };
 
 export interface ImageContract {
@@ -38,6 +42,7 @@ export interface ImageContract {
   healthPath: string;
   snapshotCommand: string[] | null;
   verifyCommand: string[] | null;
+  removeCommand: string[];
 }
 
 export function contractOf(image: string, labels: Record<string, string> | null | undefined): ImageContract {
@@ -51,5 +56,6 @@ export function contractOf(image: string, labels: Record<string, string> | null 
     healthPath: label(CONTRACT_LABELS.healthPath) ?? CONTRACT_DEFAULTS.healthPath,
     snapshotCommand: command(CONTRACT_LABELS.snapshotCommand),
     verifyCommand: command(CONTRACT_LABELS.verifyCommand),
+    removeCommand: command(CONTRACT_LABELS.removeCommand) ?? CONTRACT_DEFAULTS.removeCommand.split(' '),
   };
 }

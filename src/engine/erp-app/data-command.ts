@@ -2,8 +2,9 @@
 // io.teaminfra.snapshot-command and io.teaminfra.verify-command), run by the Docker driver
 // inside a container: `node data-command.js snapshot DATA_DIR TARGET_DIR` writes one
 // consistent copy of the service's data to TARGET_DIR while the service keeps running;
-// `node data-command.js verify DATA_DIR` exits 0 only if DATA_DIR holds an intact ERP database.
-import { mkdirSync } from 'node:fs';
+// `node data-command.js verify DATA_DIR` exits 0 only if DATA_DIR holds an intact ERP database;
+// `node data-command.js remove FILE...` removes backup files (the image has no rm), as `rm -f`.
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkErpDatabase, snapshotDatabase } from '../local/backup-archive.js';
 import { DATABASE_FILE } from './config.js';
@@ -22,7 +23,11 @@ async function main(): Promise<void> {
     checkErpDatabase(join(dataDir, DATABASE_FILE));
     return;
   }
-  throw new Error('usage: data-command.js snapshot DATA_DIR TARGET_DIR | verify DATA_DIR');
+  if (command === 'remove') {
+    for (const file of process.argv.slice(3)) rmSync(file, { force: true });
+    return;
+  }
+  throw new Error('usage: data-command.js snapshot DATA_DIR TARGET_DIR | verify DATA_DIR | remove FILE...');
 }
 
 main().catch((error: unknown) => {

@@ -13,6 +13,10 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJson, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
 import { admin, runCli } from '../../support/cli.js';
+import { pruneBackups } from '../../../src/engine/backup-retention.js';
+import { backupsMount } from '../../../src/engine/docker/backup-store.js';
+import { createHelper } from '../../../src/engine/docker/containers.js';
+import { DockerError } from '../../../src/engine/docker/docker-api.js';
 import { EngineRegistry } from '../../../src/engine/docker/engine-registry.js';
 import { findDockerOrphans } from '../../../src/engine/docker/orphans.js';
 import { readDockerState } from '../../../src/engine/docker/docker-state.js';
@@ -226,6 +230,41 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     expect(createHash('sha256').update(readFileSync(cached)).digest('hex')).toBe((await getJson(server.baseUrl, `/api/backups/${backupId}`, token)).body.sha256);
     expect((await service(serviceId)).state).toBe('running');
     expect(before.state).toBe('running');
+  });
+
+  it('backup retention removes the pruned backups of a Docker service from the engine\'s backups volume, and keeps the rest', async () => {
+    const older = await backupNow(serviceId);
+    const newer = await backupNow(serviceId);
+    const pathOf = async (id: string) => (await server.app.db.kysely.selectFrom('backups').select('file_path')
+      .where('id', '=', id).executeTakeFirstOrThrow()).file_path as string;
+    const [olderPath, newerPath] = [await pathOf(older), await pathOf(newer)];
+    const keptOnEngine = async (path: string): Promise<boolean> => {
+      const name = decodeURIComponent(new URL(path).pathname.slice(1));
+      const helper = await createHelper(api, { image, serviceId, serverId, mounts: [backupsMount(serverId)] });
+      try {
+        const tar = await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: `${backupsMount(serverId).at}/${name}` } });
+        tar.destroy();
+        return true;
+      } catch (error) {
+        if (error instanceof DockerError && error.status === 404) return false;
+        throw error;
+      } finally {
+        await helper.remove();
+      }
+    };
+    expect(await keptOnEngine(olderPath)).toBe(true);
+
+    // Docker servers belong to no node: any node prunes them.
+    const removed = await pruneBackups(server.app.db, { node: 'any-node', defaults: { keepManual: 1, keepSafety: 0 } });
+    expect(removed).toContain(older);
+    expect(removed).not.toContain(newer);
+    expect(await keptOnEngine(olderPath)).toBe(false);
+    expect(await keptOnEngine(newerPath)).toBe(true);
+    expect((await getJson(server.baseUrl, `/api/backups/${older}`, token)).status).toBe(404);
+    expect(createHash('sha256').update((await download(newer)).bytes).digest('hex'))
+      .toBe((await getJson(server.baseUrl, `/api/backups/${newer}`, token)).body.sha256);
+    // No helper is left behind.
+    expect((await containersOfServer(api, serverId)).filter((c) => c.Labels['io.teaminfra.role'] === 'helper')).toHaveLength(0);
   });
 
   it('DELETE removes the service\'s containers and volumes and nothing else of the engine', async () => {
