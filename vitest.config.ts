@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 import { BROWSER_SUITES, chromiumInstalled, chromiumPath } from './test/support/chromium.js';
+import { dockerSuitesRun, testDockerHost } from './test/support/docker-host.js';
 
 // Two projects. "sqlite" runs every suite on the embedded default. "postgres" runs the database
 // layer and the black-box REST and MCP suites again on a real PostgreSQL server (each test
@@ -49,12 +49,9 @@ if (!postgresUrl && !process.env.TEAMINFRA_POSTGRES_SKIP_NOTED) {
 // The Docker suites (test/engine/docker) need a Docker engine: this machine's socket or
 // TEAMINFRA_TEST_DOCKER_HOST. Without one they are skipped, said once; .ci/run sets
 // TEAMINFRA_REQUIRE_DOCKER=1, which makes a missing engine fail them.
-const dockerHost = process.env.TEAMINFRA_TEST_DOCKER_HOST || 'unix:///var/run/docker.sock';
-const dockerFound = process.env.TEAMINFRA_REQUIRE_DOCKER === '1' || process.env.TEAMINFRA_TEST_DOCKER_HOST !== undefined ||
-  existsSync(dockerHost.replace(/^unix:\/\//, ''));
-if (!dockerFound && !process.env.TEAMINFRA_DOCKER_SKIP_NOTED) {
+if (!dockerSuitesRun() && !process.env.TEAMINFRA_DOCKER_SKIP_NOTED) {
   process.env.TEAMINFRA_DOCKER_SKIP_NOTED = '1';
-  console.log(`Docker suites SKIPPED: no Docker engine at ${dockerHost}. To run them, start dockerd (as root: apt-get install docker.io; ` +
+  console.log(`Docker suites SKIPPED: no Docker engine at ${testDockerHost()}. To run them, start dockerd (as root: apt-get install docker.io; ` +
     'dockerd &) or set TEAMINFRA_TEST_DOCKER_HOST, or run "bash .ci/run", which does that.');
 }
 

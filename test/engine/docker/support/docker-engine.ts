@@ -1,15 +1,14 @@
 // The Docker engine the Docker suites run against: TEAMINFRA_TEST_DOCKER_HOST, or this
 // machine's socket. Without one they are skipped (vitest.config.ts prints one line saying so),
 // unless TEAMINFRA_REQUIRE_DOCKER=1 (.ci/run), where a missing engine fails them.
-import { existsSync } from 'node:fs';
 import { DockerApi } from '../../../../src/engine/docker/docker-api.js';
 import { parseEngineAddress } from '../../../../src/engine/docker/engine-address.js';
 import { LABEL, labelFilter } from '../../../../src/engine/docker/labels.js';
+import { dockerSuitesRun, testDockerHost } from '../../../support/docker-host.js';
 
-export const TEST_DOCKER_HOST = process.env.TEAMINFRA_TEST_DOCKER_HOST || 'unix:///var/run/docker.sock';
+export const TEST_DOCKER_HOST = testDockerHost();
 
-export const dockerAvailable = process.env.TEAMINFRA_REQUIRE_DOCKER === '1' ||
-  (TEST_DOCKER_HOST.startsWith('unix://') ? existsSync(TEST_DOCKER_HOST.slice('unix://'.length)) : Boolean(process.env.TEAMINFRA_TEST_DOCKER_HOST));
+export const dockerAvailable = dockerSuitesRun();
 
 export function testDockerApi(host = TEST_DOCKER_HOST): DockerApi {
   return new DockerApi(parseEngineAddress(host));
