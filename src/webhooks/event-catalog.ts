@@ -1,6 +1,7 @@
 // Every event type a webhook can receive, with its description and payload. The OpenAPI
 // document lists them under `webhooks`; the Webhooks page offers them as choices.
 import { z } from 'zod';
+import { DecisionView } from '../../tools/schemas.js';
 
 const Service = z.object({
   id: z.string(), name: z.string(), server_id: z.string(), parent_id: z.string().nullable(),
@@ -35,15 +36,7 @@ const EmailData = z.object({
 });
 
 const DecisionData = z.object({
-  decision: z.object({
-    id: z.string(), state: z.enum(['pending', 'answered', 'expired', 'cancelled']),
-    question: z.string().describe('What the agent needs decided.'), context: z.string().nullable(),
-    options: z.array(z.string()).nullable().describe('The answers offered; null: free text.'), answer: z.string().nullable(),
-    service_id: z.string().nullable(), operation_id: z.string().nullable().describe('For an approval, the operation that waits.'),
-    asked_by: z.object({ token_id: z.string(), channel: z.string() }),
-    answered_by: z.object({ type: z.enum(['member', 'token']), id: z.string(), channel: z.string() }).nullable(),
-    answered_at: z.string().nullable(), created_at: z.string(), expires_at: z.string(),
-  }).describe('The decision as GET /api/decisions/{decision_id} shows it; answer it with POST /api/decisions/{decision_id}/answer.'),
+  decision: DecisionView.describe('The decision as GET /api/decisions/{decision_id} shows it; answer it with POST /api/decisions/{decision_id}/answer.'),
   asked_by: z.object({ token_id: z.string(), token_name: z.string().nullable(), channel: z.string() }),
   action: z.object({
     capability: z.string(), title: z.string(), operation_id: z.string(), service_id: z.string().nullable(),
