@@ -18,8 +18,8 @@ const ON_BOTH = ['test/db/**/*.test.ts', 'test/e2e/**/*.test.ts'];
 const SQLITE_ONLY = [
   'test/db/sqlite-addon.test.ts',
   'test/e2e/approvals-serve.test.ts',
-  'test/e2e/engine-crash.test.ts',
   'test/e2e/decisions-loop.test.ts',
+  'test/e2e/engine-crash.test.ts',
   'test/e2e/engine-shared-queue.test.ts',
   'test/e2e/restart.test.ts',
   'test/e2e/webhooks-serve.test.ts',
