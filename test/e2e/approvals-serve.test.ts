@@ -19,13 +19,14 @@ describe.skipIf(process.platform !== 'linux')('approval before an action, throug
   let ops: string;
   let agent: { id: string; token: string };
   let approver: string;
+  let teamId: string;
   let serviceId: string;
   let database: string;
   let backupId: string;
   let productsInBackup: number;
 
   beforeAll(async () => {
-    const teamId = (await admin(dataDir, ['create-team', '--name', 'Approvals'])).id as string;
+    teamId = (await admin(dataDir, ['create-team', '--name', 'Approvals'])).id as string;
     const serverId = (await admin(dataDir, ['create-server', '--team', teamId, '--name', 'local'])).id as string;
     serviceId = (await admin(dataDir, ['create-service', '--team', teamId, '--server', serverId, '--name', 'Shop ERP'])).id as string;
     ops = (await admin(dataDir, ['create-token', '--team', teamId, '--name', 'ops', '--full-access'])).token as string;
@@ -139,5 +140,28 @@ describe.skipIf(process.platform !== 'linux')('approval before an action, throug
     expect(await waitForOperation(serve.baseUrl, agent.token, held.body.id)).toMatchObject({ state: 'succeeded', decision_id: held.body.decision_id });
     expect((await send(serve.baseUrl, 'GET', `/api/service-erp/${serviceId}`, ops)).body.state).toBe('stopped');
     expect(processesMatching(serviceId)).toEqual([]);
+  }, 90_000);
+
+  it('keeps the backup a held restore names through retention after a restart, and restores it once approved', async () => {
+    const held = await heldRestore();
+    const older = (await act(serve.baseUrl, ops, 'POST', `/api/service-erp/${serviceId}/backups`)).backup_id;
+    const newest = (await act(serve.baseUrl, ops, 'POST', `/api/service-erp/${serviceId}/backups`)).backup_id;
+    await admin(dataDir, ['set-backup-retention', '--team', teamId, '--keep-manual', '1']);
+    deleteProducts(database);
+    // Retention runs when serve starts: of the manual backups it keeps the newest, and the one
+    // the held restore names; the one in between shows that it ran.
+    expect(await serve.stop()).toBe(0);
+    serve = await startServe(dataDir);
+    const deadline = Date.now() + 15_000;
+    while ((await send(serve.baseUrl, 'GET', `/api/backups/${older}`, ops)).status !== 404) {
+      if (Date.now() > deadline) throw new Error('retention did not run after the restart');
+      await sleep(100);
+    }
+    expect((await send(serve.baseUrl, 'GET', `/api/backups/${newest}`, ops)).status).toBe(200);
+    expect((await send(serve.baseUrl, 'GET', `/api/backups/${backupId}`, ops)).status).toBe(200);
+
+    expect((await send(serve.baseUrl, 'POST', `/api/decisions/${held.decision_id}/answer`, approver, { answer: 'approve' })).status).toBe(200);
+    expect(await waitForOperation(serve.baseUrl, agent.token, held.id)).toMatchObject({ state: 'succeeded', reason: null });
+    expect(countProducts(database)).toBe(productsInBackup);
   }, 90_000);
 });
