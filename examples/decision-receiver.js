@@ -8,14 +8,15 @@ import { verifyWebhook } from 'teaminfra';
 const { WEBHOOK_SECRET, TEAMINFRA_URL, TEAMINFRA_TOKEN, PORT = '4000' } = process.env;
 const APPROVED_ON_ITS_OWN = new Set(['stop_erp_service', 'redeploy_erp_service']);
 
+/** The API's status; only a 5xx is worth another try (a 409 says it was answered first, or expired). */
 async function answer(decisionId, answer) {
   const response = await fetch(`${TEAMINFRA_URL}/api/decisions/${decisionId}/answer`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${TEAMINFRA_TOKEN}`, 'Content-Type': 'application/json', Accept: 'application/json' },
     body: JSON.stringify({ answer }),
   });
-  // 409: answered by someone else first, or expired; nothing is left to do either way.
-  if (!response.ok && response.status !== 409) throw new Error(`${response.status} ${await response.text()}`);
+  if (response.status >= 500) throw new Error(`the API answered ${response.status}`);
+  return response.status;
 }
 
 createServer(async (request, response) => {
@@ -31,8 +32,8 @@ createServer(async (request, response) => {
     const { decision, action } = event.data;
     try {
       if (action && APPROVED_ON_ITS_OWN.has(action.capability)) {
-        await answer(decision.id, 'approve');
-        console.log(`${decision.id}: approved ${action.capability} on ${action.service_id}`);
+        const status = await answer(decision.id, 'approve');
+        console.log(`${decision.id}: approve ${action.capability} on ${action.service_id}: ${status}`);
       } else {
         console.log(`${decision.id}: left for a person`);
       }
