@@ -17,6 +17,8 @@ const ON_BOTH = ['test/db/**/*.test.ts', 'test/e2e/**/*.test.ts'];
 // processes on one file). test/e2e/postgres-* and nodes-* are their PostgreSQL counterparts.
 const SQLITE_ONLY = [
   'test/db/sqlite-addon.test.ts',
+  'test/e2e/approvals-serve.test.ts',
+  'test/e2e/decisions-loop.test.ts',
   'test/e2e/engine-crash.test.ts',
   'test/e2e/engine-shared-queue.test.ts',
   'test/e2e/restart.test.ts',

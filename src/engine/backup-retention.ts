@@ -5,8 +5,8 @@
 //   set-backup-retention`). A failed backup has no file; its row stays, as the record of why.
 // - A deleted service's backups cannot be listed, downloaded or restored any more: all of them
 //   go, files and rows, at the first pass after the delete.
-// - A backup a queued or running restore names (the one being restored, its safety backup) is
-//   never removed, whatever its age; nor is a pending one.
+// - A backup a queued or running restore names (the one being restored, its safety backup), or
+//   one awaiting approval, is never removed, whatever its age; nor is a pending one.
 // - Files under <data dir>/backups/ that no backup row names (left by a crash between the row's
 //   delete and the file's, or by an earlier version) are removed.
 // Each node prunes the backups of the services its servers host: their files are in its data

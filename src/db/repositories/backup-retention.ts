@@ -28,10 +28,13 @@ export async function listFinishedBackups(db: Kysely<Database>, node: string): P
   return rows.map(({ deleted_at, ...row }) => ({ ...row, service_deleted: deleted_at !== null }));
 }
 
-/** The backups queued or running restores name (the one restored, and the safety backup). */
+/**
+ * The backups restores still to run name (the one restored, and the safety backup): queued or
+ * running ones, and those awaiting approval, which may be approved days later.
+ */
 export async function backupsNamedByRestores(db: Kysely<Database>): Promise<Set<string>> {
   const rows = await db.selectFrom('operations').select('parameters')
-    .where('kind', '=', 'restore').where('state', 'in', ['queued', 'running']).execute();
+    .where('kind', '=', 'restore').where('state', 'in', ['queued', 'running', 'awaiting_approval']).execute();
   const named = new Set<string>();
   for (const row of rows) {
     const parameters = JSON.parse(row.parameters) as { backup_id?: string; safety_backup_id?: string };
