@@ -55,8 +55,9 @@ ${history.length === 0 ? html`<p class="muted">No decision has ended yet.</p>` :
     if (!decision || decision.team_id !== session.team.id) {
       throw new PanelRefusal(404, 'No such decision', 'This decision does not exist in your team.');
     }
-    // One answer per form; anything else (a forged form with two) is no answer at all.
-    const answer = typeof request.body?.answer === 'string' ? request.body.answer : '';
+    // One answer per form; anything else (a forged form with two) is no answer at all. Browsers
+    // send a textarea's line breaks as CRLF; the answer keeps them as the API would (LF).
+    const answer = typeof request.body?.answer === 'string' ? request.body.answer.replace(/\r\n?/g, '\n') : '';
     const audit = (outcome: 'allowed' | 'denied', code?: string) => panelAudit(app, {
       teamId: session.team.id, userId: session.userId, action: 'answer_decision', outcome, targetType: 'decision',
       targetId: decision.id, ...(code ? { code } : {}), detail: `answer: ${answer.trim()}`.slice(0, 200),

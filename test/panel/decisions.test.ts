@@ -134,7 +134,7 @@ describe('POST /panel/decisions/{id}/answer', () => {
     expect((await stateOf(asked.id)).state).toBe('pending');
   });
 
-  it('keeps the typed text and says why when a free-text answer is refused', async () => {
+  it('keeps the typed text and says why when a free-text answer is refused, and stores line breaks as LF', async () => {
     const asked = await ask({ question: 'Anything to add?' });
     const visitor = await signedIn('member@example.com');
     const empty = await answer(visitor, asked.id, '   ');
@@ -143,7 +143,8 @@ describe('POST /panel/decisions/{id}/answer', () => {
     const control = await answer(visitor, asked.id, 'fine\u0007 <b>x</b>');
     expect(control.status).toBe(422);
     expect(control.text).toContain('fine\u0007 &lt;b&gt;x&lt;/b&gt;</textarea>');
-    expect((await answer(visitor, asked.id, 'Looks good.\nShip it.')).status).toBe(303);
+    // A browser sends a textarea's line breaks as CRLF; the answer is stored with LF, as through the API.
+    expect((await answer(visitor, asked.id, 'Looks good.\r\nShip it.')).status).toBe(303);
     expect(await stateOf(asked.id)).toMatchObject({ state: 'answered', answer: 'Looks good.\nShip it.' });
   });
 
