@@ -6,6 +6,7 @@ import { AppError } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/tables.js';
 import { findTokenWithTeamByHash, type TokenWithTeam } from '../db/repositories/tokens.js';
+import { parseNeedsApproval } from '../decisions/approvable.js';
 import { isOAuthAccessTokenShape } from '../oauth/access-token-shape.js';
 import { isExpired } from './expiry.js';
 import { expandPermissions, parseStoredPermissions } from './permissions.js';
@@ -60,6 +61,6 @@ export function principalOf(row: TokenWithTeam): Principal {
       restrictServers: row.restrict_servers === 1,
     },
     lastUsedAt: row.last_used_at,
-    needsApproval: new Set(row.needs_approval.split(',').map((name) => name.trim()).filter((name) => name.length > 0)),
+    needsApproval: new Set(parseNeedsApproval(row.needs_approval)),
   };
 }

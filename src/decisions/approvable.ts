@@ -1,8 +1,23 @@
 // The actions a token can be set to need approval for ("Needs approval for"). The catalog marks
-// them (`approvable`); this list names them for the command line and the panel without loading
-// the catalog, and a test keeps the two equal.
+// them (`approvable`); this list names them (with their catalog titles) for the command line and
+// the panel without loading the catalog, and a test keeps the two equal.
 export const APPROVABLE_ACTIONS = ['stop_erp_service', 'redeploy_erp_service', 'delete_erp_service', 'restore_backup'] as const;
 
-export function isApprovableAction(name: string): boolean {
+export type ApprovableAction = (typeof APPROVABLE_ACTIONS)[number];
+
+/** The catalog's title of each approvable action, as a person reads it on the panel. */
+export const APPROVABLE_ACTION_TITLES: Record<ApprovableAction, string> = {
+  stop_erp_service: 'Stop an ERP service',
+  redeploy_erp_service: 'Redeploy an ERP service',
+  delete_erp_service: 'Delete an ERP service',
+  restore_backup: 'Restore a backup',
+};
+
+export function isApprovableAction(name: string): name is ApprovableAction {
   return (APPROVABLE_ACTIONS as readonly string[]).includes(name);
+}
+
+/** "needs_approval" as stored (comma-separated names) → the names, blanks left out. */
+export function parseNeedsApproval(stored: string): string[] {
+  return stored.split(',').map((name) => name.trim()).filter((name) => name.length > 0);
 }

@@ -5,7 +5,10 @@ import type { App } from '../app.js';
 import { isExpired } from '../auth/expiry.js';
 import { PERMISSIONS, parseStoredPermissions } from '../auth/permissions.js';
 import { createToken, revokeToken } from '../db/repositories/tokens.js';
-import { findTeamToken, listTeamTokens, replaceToken, updateTokenAccess, type TeamTokenRow } from '../db/repositories/token-admin.js';
+import {
+  findTeamToken, listTeamTokens, replaceToken, updateTokenAccess, type AccessSettings, type TeamTokenRow,
+} from '../db/repositories/token-admin.js';
+import { APPROVABLE_ACTION_TITLES, isApprovableAction, parseNeedsApproval } from '../decisions/approvable.js';
 import { html } from './html.js';
 import { tokenChoices } from './token-choices.js';
 import { csrfField, page, sendPage } from './layout.js';
@@ -166,11 +169,12 @@ function editPage(session: TeamSession, token: TeamTokenRow, values: FormBody, c
 <button type="submit">Save access</button> <a href="${BASE}">Cancel</a></form>`, session);
 }
 
-function settingsOf(token: TeamTokenRow) {
+function settingsOf(token: TeamTokenRow): AccessSettings {
   return {
     name: token.name, expiresOn: token.expires_on, acceptedBy: token.accepted_by, fullAccess: token.full_access === 1,
     permissions: parseStoredPermissions(token.permissions),
     serviceIds: token.restrict_services ? token.serviceIds : null, serverIds: token.restrict_servers ? token.serverIds : null,
+    needsApproval: parseNeedsApproval(token.needs_approval),
   };
 }
 
@@ -183,7 +187,10 @@ function accessSummary(token: TeamTokenRow, choices: Choices) {
   const labels = token.full_access ? ['Full access']
     : parseStoredPermissions(token.permissions).map((id) => PERMISSIONS.find((permission) => permission.id === id)?.label ?? id);
   const nameOf = (list: { id: string; name: string }[], id: string) => list.find((item) => item.id === id)?.name ?? id;
+  const needsApproval = parseNeedsApproval(token.needs_approval)
+    .map((name) => (isApprovableAction(name) ? APPROVABLE_ACTION_TITLES[name] : name));
   return html`${labels.join('; ')}
     ${token.restrict_services ? html`<div class="muted">Only ERP services: ${token.serviceIds.map((id) => nameOf(choices.services, id)).join(', ') || 'none'}</div>` : ''}
-    ${token.restrict_servers ? html`<div class="muted">Only servers: ${token.serverIds.map((id) => nameOf(choices.servers, id)).join(', ') || 'none'}</div>` : ''}`;
+    ${token.restrict_servers ? html`<div class="muted">Only servers: ${token.serverIds.map((id) => nameOf(choices.servers, id)).join(', ') || 'none'}</div>` : ''}
+    ${needsApproval.length > 0 ? html`<div class="needs-approval">Needs approval for: ${needsApproval.join('; ')}</div>` : ''}`;
 }

@@ -15,7 +15,9 @@ import { csrfField, page, PANEL_CSP } from './layout.js';
 import { panelAudit } from './panel-audit.js';
 import { PanelRefusal, requireCsrf, requireTeamSession, type TeamSession } from './session-guard.js';
 import { tokenChoices } from './token-choices.js';
-import { expiryField, nameField, parseTokenForm, permissionsField, restrictionFields, type Choices, type FormBody } from './token-form.js';
+import {
+  expiryField, nameField, needsApprovalField, parseTokenForm, permissionsField, restrictionFields, type Choices, type FormBody,
+} from './token-form.js';
 
 const MANAGERS = new Set(['owner', 'admin']);
 const PERMISSION_LABELS = new Map<string, string>(PERMISSIONS.map((permission) => [permission.id, permission.label]));
@@ -107,7 +109,7 @@ ${pending.requestedPermissions.length > 0 ? html`<p class="requested-permissions
 ` : ''}<p class="muted">Choose what it may do. The token is accepted by the MCP server only. It is listed on the API Tokens page,
 where you can change its access or revoke it at any time.</p>
 <form method="post" action="/panel/oauth/${pending.uid}">${csrfField(session)}
-${nameField(values)}${permissionsField(values)}${restrictionFields(values, choices)}${expiryField(values)}
+${nameField(values)}${permissionsField(values)}${restrictionFields(values, choices)}${needsApprovalField(values)}${expiryField(values)}
 <button type="submit" name="decision" value="approve">Approve</button>
 <button class="danger" type="submit" name="decision" value="decline">Decline</button>
 </form>`, session);

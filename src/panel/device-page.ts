@@ -10,7 +10,7 @@ import { csrfField, page } from './layout.js';
 export function cliAccessSettings(today: string): AccessSettings {
   return {
     name: `Command-line sign-in ${today}`, expiresOn: null, acceptedBy: 'api', fullAccess: true,
-    permissions: [], serviceIds: null, serverIds: null,
+    permissions: [], serviceIds: null, serverIds: null, needsApproval: [],
   };
 }
 

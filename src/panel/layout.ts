@@ -24,6 +24,7 @@ export function page(title: string, body: Html, session?: PanelSession): Html {
   <strong>teaminfra</strong>
   ${session?.team ? html`<nav aria-label="Main">
     <a href="/panel">Overview</a>
+    <a href="/panel/decisions">Decisions</a>
     <a href="/panel/members">Members</a>
     <span>Developer:</span>
     <a href="/panel/developer/api-tokens">API Tokens</a>

@@ -1,6 +1,10 @@
-// The overview: the team's servers and ERP services (with their copies) and their state.
+// The overview: how many decisions wait for an answer, the team's servers and ERP services (with
+// their copies) and their state.
 import type { FastifyInstance } from 'fastify';
 import type { App } from '../app.js';
+import { countPendingDecisions } from '../db/repositories/decisions.js';
+import { nowIso } from '../db/ids.js';
+import { DECISIONS_PATH } from './decisions-page.js';
 import { html } from './html.js';
 import { page, sendPage } from './layout.js';
 import { requireTeamSession } from './session-guard.js';
@@ -10,7 +14,8 @@ export function registerOverview(server: FastifyInstance, app: App): void {
   server.get('/panel', async (request, reply) => {
     const session = await requireTeamSession(db, request, reply);
     if (!session) return reply;
-    const [servers, services] = await Promise.all([
+    const [pendingDecisions, servers, services] = await Promise.all([
+      countPendingDecisions(db, session.team.id, nowIso()),
       db.selectFrom('servers').select(['id', 'name', 'state', 'capacity']).where('team_id', '=', session.team.id)
         .where('deleted_at', 'is', null).orderBy('id').execute(),
       db.selectFrom('erp_services').select(['id', 'name', 'state', 'server_id', 'parent_id', 'revision'])
@@ -20,6 +25,8 @@ export function registerOverview(server: FastifyInstance, app: App): void {
     const topLevel = services.filter((service) => service.parent_id === null);
     const copiesOf = (id: string) => services.filter((service) => service.parent_id === id);
     return sendPage(reply, page('Overview', html`
+<p class="pending-decisions${pendingDecisions > 0 ? ' notice' : ''}"><a href="${DECISIONS_PATH}">${pendingDecisions === 0 ? 'No decisions pending'
+      : `${pendingDecisions} ${pendingDecisions === 1 ? 'decision waits' : 'decisions wait'} for an answer`}</a></p>
 <h2>ERP services</h2>
 ${topLevel.length === 0 ? html`<p class="muted">No ERP services yet.</p>` : html`
 <table>

@@ -10,6 +10,7 @@ import type { OAuthServer } from '../oauth/oauth-server.js';
 import { packageRoot } from '../package-root.js';
 import { registerApiTokensPage } from './api-tokens-page.js';
 import { registerConsentPage } from './consent-page.js';
+import { registerDecisionsPage } from './decisions-page.js';
 import { html } from './html.js';
 import { page, sendPage } from './layout.js';
 import { registerInvitationPage } from './invitation-page.js';
@@ -43,6 +44,7 @@ export async function registerPanel(server: FastifyInstance, app: App, oauth: OA
     });
     registerSignIn(panel, app);
     registerOverview(panel, app);
+    registerDecisionsPage(panel, app);
     registerApiTokensPage(panel, app);
     registerMembersPage(panel, app);
     registerWebhooksPage(panel, app);

@@ -3,6 +3,7 @@
 import { dateInTimeZone, isValidDate } from '../auth/expiry.js';
 import { isPermissionId, PERMISSIONS, type PermissionId } from '../auth/permissions.js';
 import { plainTextProblem } from '../core/plain-text.js';
+import { APPROVABLE_ACTION_TITLES, APPROVABLE_ACTIONS, isApprovableAction } from '../decisions/approvable.js';
 import type { AccessSettings } from '../db/repositories/token-admin.js';
 import type { AcceptedBy } from '../db/tables.js';
 import { html, type Html } from './html.js';
@@ -42,8 +43,13 @@ export function parseTokenForm(body: FormBody, choices: Choices, timeZone: strin
   if (serverIds?.some((id) => !choices.servers.some((server) => server.id === id))) errors.push('Choose servers of this team only.');
   if (serviceIds?.length === 0) errors.push('"Only specific ERP services" is ticked: choose at least one ERP service.');
   if (serverIds?.length === 0) errors.push('"Only specific servers" is ticked: choose at least one server.');
+  // Checked here, not only by the checkboxes offered: a forged form must not store a name invoke() never looks for.
+  const needsApproval = [...new Set(asList(body.needs_approval))];
+  if (needsApproval.some((name) => !isApprovableAction(name))) {
+    errors.push(`"Needs approval for" can name only these actions: ${Object.values(APPROVABLE_ACTION_TITLES).join(', ')}.`);
+  }
   if (errors.length > 0 || !acceptedBy) return { errors };
-  return { errors, settings: { name, expiresOn, acceptedBy, fullAccess, permissions, serviceIds, serverIds } };
+  return { errors, settings: { name, expiresOn, acceptedBy, fullAccess, permissions, serviceIds, serverIds, needsApproval } };
 }
 
 export function settingsAsForm(settings: AccessSettings): FormBody {
@@ -52,11 +58,12 @@ export function settingsAsForm(settings: AccessSettings): FormBody {
     access: settings.fullAccess ? 'full' : 'selected', permissions: [...settings.permissions],
     restrict_services: settings.serviceIds ? 'on' : undefined, services: [...(settings.serviceIds ?? [])],
     restrict_servers: settings.serverIds ? 'on' : undefined, servers: [...(settings.serverIds ?? [])],
+    needs_approval: [...settings.needsApproval],
   };
 }
 
 export function tokenFormFields(values: FormBody, choices: Choices): Html {
-  return html`${nameField(values)}${expiryField(values)}${acceptedByField(values)}${permissionsField(values)}${restrictionFields(values, choices)}`;
+  return html`${nameField(values)}${expiryField(values)}${acceptedByField(values)}${permissionsField(values)}${restrictionFields(values, choices)}${needsApprovalField(values)}`;
 }
 
 // The pieces of the form, also used by the consent page of an OAuth sign-in (which fixes
@@ -111,5 +118,15 @@ export function restrictionFields(values: FormBody, choices: Choices): Html {
 <fieldset><legend>Only specific servers</legend>
   <label><input type="checkbox" name="restrict_servers" value="on"${checked(Boolean(values.restrict_servers))}> Only specific servers (the token cannot create new servers; which ERP services it reaches is set above)</label>
   ${choices.servers.map((server) => html`<label class="implies"><input type="checkbox" name="servers" value="${server.id}"${checked(chosen(values, 'servers', server.id))}> ${server.name}</label>`)}
+</fieldset>`;
+}
+
+export function needsApprovalField(values: FormBody): Html {
+  return html`
+<fieldset><legend>Needs approval for</legend>
+  <p class="muted">A ticked action asked for with this token does not run at once: it waits on the Decisions page until a
+  member (or another token) approves it, and fails if denied or left unanswered.</p>
+  ${APPROVABLE_ACTIONS.map((action) => html`<label><input type="checkbox" name="needs_approval" value="${action}"${checked(chosen(values, 'needs_approval', action))}>
+    ${APPROVABLE_ACTION_TITLES[action]} <code class="muted">${action}</code></label>`)}
 </fieldset>`;
 }

@@ -1,7 +1,7 @@
 // Decisions over real HTTP: a token asks, another answers, the rules of who may answer what, and
 // approval before an action for a token that needs it (approved, denied, expired).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APPROVABLE_ACTIONS } from '../../src/decisions/approvable.js';
+import { APPROVABLE_ACTION_TITLES, APPROVABLE_ACTIONS } from '../../src/decisions/approvable.js';
 import { listEvents } from '../../src/db/repositories/events.js';
 import { catalog } from '../../tools/index.js';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
@@ -127,6 +127,11 @@ describe('approval before an action', () => {
   it('names in the catalog exactly the actions the command line and panel offer', () => {
     expect(catalog.filter((capability) => capability.approvable).map((capability) => capability.name).sort())
       .toEqual([...APPROVABLE_ACTIONS].sort());
+  });
+
+  it('labels each approvable action on the panel with its title in the catalog', () => {
+    expect(Object.fromEntries(catalog.filter((capability) => capability.approvable).map((capability) => [capability.name, capability.title])))
+      .toEqual(APPROVABLE_ACTION_TITLES);
   });
 
   it('holds the action of a token that needs approval, runs it once another token approves', async () => {

@@ -101,6 +101,7 @@ describe.skipIf(process.platform !== 'linux')('two serve nodes sharing one Postg
     expect((await send(nodes.url('B'), 'GET', '/api/servers', created.token)).status).toBe(200);
     await updateTokenAccess(nodes.db.kysely, created.id, {
       name: 'narrowed', expiresOn: null, acceptedBy: 'both', fullAccess: false, permissions: ['services:read'], serviceIds: null, serverIds: null,
+      needsApproval: [],
     });
     const refused = await send(nodes.url('B'), 'GET', '/api/servers', created.token);
     expect(refused.status).toBe(403);

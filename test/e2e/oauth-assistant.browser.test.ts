@@ -430,6 +430,24 @@ describe('Assistant sign-in over OAuth, consent in headless Chromium', () => {
     expect((await rpc(base, before.access_token, INITIALIZE)).status).toBe(200);
   });
 
+  it('holds the actions ticked under "Needs approval for" on the consent page: the assistant\'s stop waits for approval', async () => {
+    const careful = await signIn(owner, base, async (page) => {
+      expect(await page.locator('input[name=needs_approval]:checked').count()).toBe(0);
+      await page.check('input[name=permissions][value="services:operate"]');
+      await page.check('input[name=needs_approval][value=stop_erp_service]');
+    });
+    const mcp = await connect(base, careful.savedTokens!.access_token);
+    const stopped = await mcp.callTool({ name: 'stop_erp_service', arguments: { service_id: team.serviceIds[0] } });
+    expect(stopped.structuredContent).toMatchObject({ kind: 'stop', state: 'awaiting_approval', decision_id: expect.stringMatching(/^dec_/) });
+    // Only what was ticked waits: a start is queued at once.
+    const started = await mcp.callTool({ name: 'start_erp_service', arguments: { service_id: team.serviceIds[1] } });
+    expect(started.structuredContent).toMatchObject({ kind: 'start', state: 'queued' });
+    const self = (await mcp.callTool({ name: 'get_current_token', arguments: {} })).structuredContent as { id: string };
+    await mcp.close();
+    await owner.goto(`${base}/panel/developer/api-tokens`);
+    expect(await owner.locator(`tr[data-token-id="${self.id}"] .needs-approval`).textContent()).toBe('Needs approval for: Stop an ERP service');
+  });
+
   it('grants no permission scope the person unticked, and says so in the token response', async () => {
     const client = await startSignIn(base);
     const metadata = await discoverAuthorizationServerMetadata(base);

@@ -21,6 +21,7 @@ const value = () => generateTokenValue();
 const legacyValue = () => randomBytes(32).toString('base64url');
 const READ_ONLY: AccessSettings = {
   name: 'Claude', expiresOn: null, acceptedBy: 'mcp', fullAccess: false, permissions: ['services:read'], serviceIds: null, serverIds: null,
+  needsApproval: [],
 };
 
 describe('OAuth storage adapter', () => {

@@ -4,7 +4,8 @@ export class Visitor {
   cookies = new Map<string, string>();
   constructor(private readonly baseUrl: string) {}
 
-  async request(method: string, path: string, form?: Record<string, string>, headers: Record<string, string> = {}) {
+  /** `form` as pairs when a field repeats (checkboxes). */
+  async request(method: string, path: string, form?: Record<string, string> | [string, string][], headers: Record<string, string> = {}) {
     const response = await fetch(this.baseUrl + path, {
       method, redirect: 'manual',
       headers: {

@@ -49,9 +49,10 @@ export async function listTeamDecisions(db: Kysely<Database>, teamId: string, hi
   return { pending, history };
 }
 
-export async function countPendingDecisions(db: Kysely<Database>, teamId: string): Promise<number> {
+/** Pending decisions that can still be answered: one past its expiry counts as ended even before the sweeper closes it. */
+export async function countPendingDecisions(db: Kysely<Database>, teamId: string, now: string): Promise<number> {
   const row = await db.selectFrom('decisions').select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('team_id', '=', teamId).where('state', '=', 'pending').executeTakeFirst();
+    .where('team_id', '=', teamId).where('state', '=', 'pending').where('expires_at', '>', now).executeTakeFirst();
   return Number(row?.count ?? 0);
 }
 

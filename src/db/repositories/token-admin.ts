@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import type { AcceptedBy, Database } from '../tables.js';
 import { nowIso } from '../ids.js';
 import { parseStoredPermissions, type PermissionId } from '../../auth/permissions.js';
+import { parseNeedsApproval } from '../../decisions/approvable.js';
 import { createToken, replaceRestrictionLists, restrictionLists, revokeToken } from './tokens.js';
 
 export async function listTeamTokens(db: Kysely<Database>, teamId: string) {
@@ -13,7 +14,7 @@ export async function listTeamTokens(db: Kysely<Database>, teamId: string) {
     .select([
       't.id', 't.name', 't.source', 't.assistant_name', 't.token_prefix', 't.token_last_four', 't.created_at', 't.expires_on',
       't.accepted_by', 't.full_access', 't.permissions', 't.restrict_services', 't.restrict_servers', 't.revoked_at',
-      't.last_used_at', 't.last_used_channel', 'u.email as creator_email', 'm.removed_at as creator_removed_at',
+      't.last_used_at', 't.last_used_channel', 't.needs_approval', 'u.email as creator_email', 'm.removed_at as creator_removed_at',
     ])
     .where('t.team_id', '=', teamId).orderBy('t.id', 'desc').execute();
   return Promise.all(rows.map(async (row) => ({ ...row, ...(await restrictionLists(db, row.id)) })));
@@ -33,6 +34,8 @@ export interface AccessSettings {
   permissions: readonly PermissionId[];
   serviceIds: readonly string[] | null;
   serverIds: readonly string[] | null;
+  /** Approvable capability names (src/decisions/approvable.ts) this token's calls wait for approval on. */
+  needsApproval: readonly string[];
 }
 
 /** Changes everything but the value; applies on the token's next request (no cache anywhere). */
@@ -41,7 +44,8 @@ export async function updateTokenAccess(db: Kysely<Database>, tokenId: string, s
     await trx.updateTable('api_tokens').set({
       name: settings.name, expires_on: settings.expiresOn, accepted_by: settings.acceptedBy,
       full_access: settings.fullAccess ? 1 : 0, permissions: settings.fullAccess ? '' : settings.permissions.join(','),
-      restrict_services: settings.serviceIds ? 1 : 0, restrict_servers: settings.serverIds ? 1 : 0, updated_at: nowIso(),
+      restrict_services: settings.serviceIds ? 1 : 0, restrict_servers: settings.serverIds ? 1 : 0,
+      needs_approval: settings.needsApproval.join(','), updated_at: nowIso(),
     }).where('id', '=', tokenId).execute();
     await replaceRestrictionLists(trx, tokenId, settings.serviceIds, settings.serverIds);
   });
@@ -58,7 +62,7 @@ export async function replaceToken(db: Kysely<Database>, old: TeamTokenRow, team
     teamId, name: old.name, source: old.source, assistantName: old.assistant_name, acceptedBy: old.accepted_by,
     fullAccess: old.full_access === 1, permissions: parseStoredPermissions(old.permissions),
     serviceIds: old.restrict_services ? old.serviceIds : null, serverIds: old.restrict_servers ? old.serverIds : null,
-    expiresOn: old.expires_on, createdByUserId,
+    expiresOn: old.expires_on, createdByUserId, needsApproval: parseNeedsApproval(old.needs_approval),
   });
   await db.updateTable('api_tokens').set({ replaced_by_token_id: replacement.id }).where('id', '=', old.id).execute();
   return replacement;
