@@ -58,12 +58,23 @@ export async function startTestServer(
   return {
     app, server, baseUrl, dataDir, databaseUrl: database?.url,
     async close() {
-      const undocumented = exchanges.length > 0 ? conformanceReport(await servedDocument(baseUrl), exchanges) : [];
-      await server.close();
+      // Each step says so on stderr when it is slow: a close that hangs names where.
+      const step = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+        const started = Date.now();
+        const slow = setTimeout(() => console.error(`test server close: ${name} has taken 20 s so far`), 20_000);
+        try {
+          return await work();
+        } finally {
+          clearTimeout(slow);
+          if (Date.now() - started > 20_000) console.error(`test server close: ${name} took ${Date.now() - started} ms`);
+        }
+      };
+      const undocumented = exchanges.length > 0 ? conformanceReport(await step('reading the OpenAPI document', () => servedDocument(baseUrl)), exchanges) : [];
+      await step('closing the HTTP server', () => server.close());
       // Tests leave no process behind: stop services rather than detach them.
-      if (testOptions.engine) await app.engine.close({ services: 'stop' });
-      await app.close();
-      await schema?.drop();
+      if (testOptions.engine) await step('stopping the engine', () => app.engine.close({ services: 'stop' }));
+      await step('closing the app', () => app.close());
+      await step('dropping the test schema', async () => schema?.drop());
       rmSync(dataDir, { recursive: true, force: true });
       if (undocumented.length > 0) {
         throw new Error(`The server answered what its OpenAPI document (/docs/api.json) does not describe:\n- ${undocumented.join('\n- ')}`);
