@@ -3,9 +3,12 @@
 // owner or admin of the team sees who asks and where the browser goes back to, chooses the
 // access for an assistant, and approves or declines; a member is refused with a sentence.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
 import type { App } from '../app.js';
 import { dateInTimeZone } from '../auth/expiry.js';
 import { PERMISSIONS } from '../auth/permissions.js';
+import type { Database } from '../db/tables.js';
+import { parseNeedsApproval } from '../decisions/approvable.js';
 import type { OAuthServer } from '../oauth/oauth-server.js';
 import { approveSignIn, declineSignIn, pendingSignIn, SignInNotFound, type PendingSignIn } from '../oauth/interaction.js';
 import { publicBaseOf } from '../oauth/public-base.js';
@@ -62,6 +65,7 @@ export function registerConsentPage(server: FastifyInstance, app: App, oauth: OA
       // What the assistant asks for (a step-up names the permission a refused call needed) is offered ticked.
       name: pending.clientName, access: 'selected', permissions: [...new Set([...DEFAULT_PERMISSIONS, ...pending.requestedPermissions])],
       expires_on: dateInTimeZone(new Date(Date.now() + DEFAULT_EXPIRY_DAYS * 86_400_000), session.team.timezone),
+      needs_approval: await approvalsOfLatestToken(db, session.team.id, pending.clientName),
     };
     return sendSignInPage(reply, consentPage(session, pending, values, await tokenChoices(db, session.team.id), []), pending);
   });
@@ -92,6 +96,19 @@ export function registerConsentPage(server: FastifyInstance, app: App, oauth: OA
     audit('approve_sign_in');
     return reply.redirect(next, 303);
   });
+}
+
+/**
+ * The actions that the team's newest live token of an assistant by this name needs approval
+ * for: a step-up (or a new sign-in) then starts with them ticked, so asking for more access does
+ * not quietly drop the approvals a person set. Matching on the name can only add approvals to
+ * the form, never access, and the person still sees and decides every box.
+ */
+async function approvalsOfLatestToken(db: Kysely<Database>, teamId: string, assistantName: string): Promise<string[]> {
+  const row = await db.selectFrom('api_tokens').select('needs_approval')
+    .where('team_id', '=', teamId).where('source', '=', 'assistant').where('assistant_name', '=', assistantName)
+    .where('revoked_at', 'is', null).orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirst();
+  return row ? parseNeedsApproval(row.needs_approval) : [];
 }
 
 function notFound(): PanelRefusal {

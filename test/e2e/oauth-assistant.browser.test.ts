@@ -446,6 +446,14 @@ describe('Assistant sign-in over OAuth, consent in headless Chromium', () => {
     await mcp.close();
     await owner.goto(`${base}/panel/developer/api-tokens`);
     expect(await owner.locator(`tr[data-token-id="${self.id}"] .needs-approval`).textContent()).toBe('Needs approval for: Stop an ERP service');
+
+    // Asking again (a step-up, a new sign-in) starts from the approvals its newest token has, so
+    // more access does not quietly drop them; the person may still untick them.
+    await signIn(owner, base, async (page) => {
+      const ticked = await page.locator('input[name=needs_approval]:checked').evaluateAll((inputs) => inputs.map((input) => (input as unknown as { value: string }).value));
+      expect(ticked).toEqual(['stop_erp_service']);
+      await page.uncheck('input[name=needs_approval][value=stop_erp_service]');
+    });
   });
 
   it('grants no permission scope the person unticked, and says so in the token response', async () => {
