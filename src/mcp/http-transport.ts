@@ -3,11 +3,13 @@
 // nothing is kept between requests. Order per request: Host/Origin (403), rate limit (429),
 // bearer through admit() (401/403), the token's audience if a sign-in issued it (401), body
 // (413/415), framing (406/400), session binding (404), a step-up challenge for a tool call an
-// assistant's sign-in lacks the permission for (403, step-up.ts),
-// then the server, answering in JSON, or over SSE (the SDK's transport) when progress is asked.
+// assistant's sign-in lacks the permission for (403, step-up.ts), the protocol era
+// (the SDK's classifier: a 2026-07-28 request carries its version in its own `_meta`), then the
+// server: a 2025-era request through our own transport (JSON, or SSE when progress is asked),
+// a 2026-07-28 request through the SDK's handler for that revision (modern-http.ts).
 // See README.md in this folder for why stateless, and why two transports.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import type { App } from '../app.js';
 import { bearerFrom } from '../auth/authenticate.js';
 import type { Capability } from '../core/capability.js';
@@ -20,7 +22,8 @@ import { MCP_SCOPE } from '../oauth/provider-config.js';
 import { mcpResourceOf, protectedResourceMetadataUrlOf, publicBaseOf } from '../oauth/public-base.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { hostPolicyOf, hostRefusal, type HostPolicy } from './allowed-hosts.js';
-import { connectMcpServer, createMcpServer } from './mcp-server.js';
+import { createMcpServer } from './mcp-server.js';
+import { ModernHttp } from './modern-http.js';
 import { stepUpFor } from './step-up.js';
 import { openSessionId, sessionBelongsTo } from './session-binding.js';
 import { buildToolCatalog, type ToolCatalog } from './tool-definitions.js';
@@ -39,6 +42,7 @@ export interface McpHttpOptions {
 interface Gate {
   app: App;
   tools: ToolCatalog;
+  modern: ModernHttp;
   hosts: HostPolicy;
   limiter: RateLimiter;
   /** The principal guard() admitted, for handle() to bind the session to the token's id. */
@@ -48,9 +52,11 @@ interface Gate {
 export function registerMcpHttp(server: FastifyInstance, app: App, catalog: readonly Capability[], options: McpHttpOptions = {}): void {
   const gate: Gate = {
     app, tools: buildToolCatalog(catalog), hosts: hostPolicyOf(options.allowedHosts),
+    modern: new ModernHttp((error) => server.log.debug({ err: error }, 'MCP request refused or failed')),
     limiter: options.limiter ?? new RateLimiter(app.config.rateLimit),
     admitted: new WeakMap(),
   };
+  server.addHook('onClose', async () => gate.modern.close());
   void server.register(async (scope) => {
     // JSON only; the body stays text until the request is admitted, and bad JSON gets a JSON-RPC error.
     scope.removeAllContentTypeParsers();
@@ -117,31 +123,33 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
     await sendProblem(reply, stepUp.refusal, { hadBearer: true, resourceMetadata, scope: stepUp.scope });
     return;
   }
+  const route = classifyInboundRequest({
+    httpMethod: 'POST', body: body.parsed, protocolVersionHeader: headerOf(request, 'mcp-protocol-version'),
+    mcpMethodHeader: headerOf(request, 'mcp-method'), mcpNameHeader: headerOf(request, 'mcp-name'),
+  });
+  if (route.kind === 'reject') return sendRpcError(reply, { status: route.httpStatus, code: route.code, message: route.message });
   reply.hijack();
   const res = reply.raw;
   // Hijacked: the headers already set on the reply (the rate limit's) no longer reach the client
   // by themselves, so set them here. The ones every answer carries are on `res` already (server.ts).
   for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
-  if (isInitialize(body.messages)) res.setHeader('Mcp-Session-Id', openSessionId(tokenId));
   // Download links must be absolute for an assistant; the Host was checked by guard(), so it is ours.
   const deps = gate.app.publicUrl ? gate.app : { ...gate.app, publicUrl: `${request.protocol}://${request.headers.host}` };
-  const server = createMcpServer(gate.tools, deps, bearer, principal);
   try {
-    if (wantsProgress(body.messages)) {
-      res.on('close', () => void server.close());
-      // Progress notifications need an SSE stream: the SDK's transport does that part.
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      await connectMcpServer(server, transport);
-      await transport.handleRequest(request.raw, res, body.batch ? body.messages : body.messages[0]);
-    } else {
-      // Closed only when the client leaves before its answer (to stop the calls it was waiting
-      // for): once the answer is sent nothing is pending, and closing would only build the
-      // SDK's "connection closed" error for no one.
-      res.on('close', () => { if (!res.writableFinished) void server.close(); });
-      const transport = new JsonResponseTransport(res, body.batch);
-      await connectMcpServer(server, transport);
-      transport.deliver(body.messages, { requestInfo: { headers: request.headers } });
+    if (route.kind === 'modern') {
+      await gate.modern.serve(request.headers, body.parsed, res, () => createMcpServer(gate.tools, deps, bearer, { era: 'modern', admitted: principal }));
+      return;
     }
+    if (isInitialize(body.messages)) res.setHeader('Mcp-Session-Id', openSessionId(tokenId));
+    const server = createMcpServer(gate.tools, deps, bearer, { era: 'legacy', admitted: principal });
+    // Closed only when the client leaves before its answer (to stop the calls it was waiting
+    // for): once the answer is sent nothing is pending, and closing would only build the
+    // SDK's "connection closed" error for no one.
+    res.on('close', () => { if (!res.writableFinished) void server.close(); });
+    // Progress notifications need an SSE stream to travel on.
+    const transport = new JsonResponseTransport(res, body.batch, wantsProgress(body.messages));
+    await server.connect(transport);
+    transport.deliver(body.messages, {});
   } catch (error) {
     request.log.error({ err: error }, 'MCP request failed');
     if (!res.headersSent) {
@@ -151,4 +159,9 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
       res.end();
     }
   }
+}
+
+function headerOf(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return typeof value === 'string' ? value : undefined;
 }

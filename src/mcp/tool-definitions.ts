@@ -1,7 +1,7 @@
 // The MCP projection of the catalog: one tool per capability (name, title, description, JSON
 // Schemas, annotations from the hints). Computed once at start and frozen: registering zod-shaped
 // tools costs milliseconds (DESIGN.md, "MCP"), so no request or session ever builds one.
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import { CatalogError, type Capability } from '../core/capability.js';
 import { jsonSchemaOf } from '../http/openapi.js';
 
