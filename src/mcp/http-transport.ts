@@ -1,8 +1,9 @@
 // Streamable HTTP at /mcp on the Fastify server. Stateless: each POST gets a fresh low-level
 // Server (cheap: the tools were built once at start), so any node can answer any request and
-// nothing is kept between requests. Order per request: Host/Origin (403), rate limit (429),
-// bearer through admit() (401/403), the token's audience if a sign-in issued it (401), body
-// (413/415), framing (406/400), session binding (404), a step-up challenge for a tool call an
+// nothing is kept between requests. Order per request: Host/Origin (403), the Mcp-Method and
+// Mcp-Name headers read (standard-headers.ts), rate limit (429), bearer through admit()
+// (401/403), the token's audience if a sign-in issued it (401), body (413/415), framing
+// (406/400), the headers checked against the body (400), session binding (404), a step-up challenge for a tool call an
 // assistant's sign-in lacks the permission for (403, step-up.ts), the protocol era
 // (the SDK's classifier: a 2026-07-28 request carries its version in its own `_meta`), then the
 // server: a 2025-era request through our own transport (JSON, or SSE when progress is asked),
@@ -25,6 +26,7 @@ import { hostPolicyOf, hostRefusal, type HostPolicy } from './allowed-hosts.js';
 import { createMcpServer } from './mcp-server.js';
 import { ModernHttp } from './modern-http.js';
 import { stepUpFor } from './step-up.js';
+import { auditActionOf, headerMismatch, rateBucketOf, routingOf } from './standard-headers.js';
 import { openSessionId, sessionBelongsTo } from './session-binding.js';
 import { buildToolCatalog, type ToolCatalog } from './tool-definitions.js';
 import { isInitialize, rpcBodyOf, sendRpcError, wantsProgress } from './json-rpc.js';
@@ -77,13 +79,16 @@ async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): 
   const bearer = bearerFrom(request.headers.authorization);
   // The Host was checked above, so it names this server; the 401 tells a client where to sign in.
   const base = publicBaseOf(request, gate.app.publicUrl);
+  // Read before the body: the limiter and the audit know what is asked (checked against the body in handle()).
+  const routing = routingOf(request.headers);
+  const action = auditActionOf(routing);
   try {
-    gate.limiter.admitRequest(bearer, request.ip, reply);
-    const principal = await admit(gate.app, { bearer, channel: 'mcp' }, 'mcp');
+    gate.limiter.admitRequest(bearer, request.ip, reply, rateBucketOf(routing));
+    const principal = await admit(gate.app, { bearer, channel: 'mcp' }, action);
     const wrongAudience = await audienceRefusal(gate.app.db.kysely, principal, mcpResourceOf(base));
     if (wrongAudience) {
       gate.app.audit.record({
-        team_id: principal.teamId, actor_type: 'token', actor_id: principal.tokenId, channel: 'mcp', action: 'mcp',
+        team_id: principal.teamId, actor_type: 'token', actor_id: principal.tokenId, channel: 'mcp', action,
         target_type: null, target_id: null, outcome: 'denied', code: wrongAudience.code, detail: wrongAudience.internalReason ?? null,
       });
       throw wrongAudience;
@@ -104,6 +109,8 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   }
   const body = rpcBodyOf(request);
   if ('status' in body) return sendRpcError(reply, body);
+  const mismatch = headerMismatch(routingOf(request.headers), body.messages);
+  if (mismatch) return sendRpcError(reply, mismatch);
   const bearer = bearerFrom(request.headers.authorization) as string; // guard() admitted it
   const principal = gate.admitted.get(request) as Principal;
   const { tokenId } = principal;
