@@ -18,7 +18,8 @@ import type { ToolCatalog } from './tool-definitions.js';
 import { errorResult, protocolErrorOf, successResult } from './tool-results.js';
 import { unknownToolRefusal } from './unknown-tool.js';
 import { screenRequests } from './request-screen.js';
-import { answerLongAction, type ProtocolEra } from './long-actions.js';
+import { answerLongAction, TASKS_EXTENSION, type ProtocolEra } from './long-actions.js';
+import { registerTaskHandlers } from './task-handlers.js';
 
 const VERSION = (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -31,10 +32,12 @@ const INSTRUCTIONS =
 // elicitation, so one shared validator spares each per-request server that cost.
 const sharedValidator = new AjvJsonSchemaValidator();
 
-/** What each era is told we offer. */
+/** What each era is told we offer: tools, and long actions as tasks in that era's vocabulary. */
 const CAPABILITIES: Record<ProtocolEra, ServerCapabilities> = {
-  legacy: { tools: { listChanged: false } },
-  modern: { tools: { listChanged: false } },
+  // 2025-11-25: the (experimental) tasks capability, for task-augmented tools/call only.
+  legacy: { tools: { listChanged: false }, tasks: { requests: { tools: { call: {} } } } } as ServerCapabilities,
+  // 2026-07-28: the tasks extension.
+  modern: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } } as ServerCapabilities,
 };
 
 /** A Server whose every transport gets the request screen (request-screen.ts) between it and the handlers. */
@@ -73,7 +76,7 @@ export function createMcpServer(tools: ToolCatalog, deps: CoreDeps, bearer: stri
     });
     // Hiding is a courtesy to the model, not enforcement: every call goes through invoke() anyway.
     const shown = tools.definitions.filter((definition) => mayAttempt(principal, definition.capability));
-    return { tools: shown.map((definition) => definition.tool) };
+    return { tools: shown.map((definition) => (era === 'legacy' ? definition.legacyTool : definition.tool)) };
   });
 
   server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
@@ -81,12 +84,17 @@ export function createMcpServer(tools: ToolCatalog, deps: CoreDeps, bearer: stri
     if (!definition) return refuseUnknownTool(request.params.name, credentials, deps);
     try {
       const output = await invoke(definition.capability, request.params.arguments ?? {}, credentials, deps);
-      return await answerLongAction(definition.capability, output, { era, deps, ctx }) ?? successResult(output);
+      return await answerLongAction(definition.capability, output, {
+        era, deps, request, ctx,
+        canRead: (kind) => tools.find(kind === 'decision' ? 'get_decision' : 'get_operation') !== undefined,
+        principal: () => admit(deps, credentials, 'tools/call'),
+      }) ?? successResult(output);
     } catch (thrown) {
       return errorResult(toAppError(thrown));
     }
   });
 
+  registerTaskHandlers(server, { era, tools, deps, credentials });
   return server;
 }
 
