@@ -1,6 +1,9 @@
 // MCP against REST on the same data in the same run: `tools/call` of list_erp_services over
 // streamable HTTP (POST /mcp) against GET /api/service-erp, same token, same 20-row page, one
 // server process, rounds in alternating order. Target: MCP >= 0.5 of REST's throughput.
+// MCP is measured twice: as a 2025-era client calls (our own JSON transport) and as a
+// 2026-07-28 client does (version and capabilities in _meta, Mcp-Method/Mcp-Name headers; the
+// SDK's createMcpHandler answers it).
 // Then the stdio server: from process start to the answer of tools/list (initialize first, as a
 // client does), median of runs, against (floor) a bare Node process answering the same two lines
 // (servers/stdio-floor.ts), the runs alternating. Targets: MCP >= 0.85 of REST, stdio under 300 ms.
@@ -17,6 +20,11 @@ import { envNumber, loadSettings } from './support/settings.js';
 
 const REST_PATH = '/api/service-erp?limit=50';
 const MCP_CALL = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_erp_services', arguments: { limit: 50 } } };
+const MODERN_CALL = { ...MCP_CALL, params: { ...MCP_CALL.params, _meta: {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+} } };
 const THROUGHPUT_TARGET = 0.85;
 const STDIO_TARGET_MS = 300;
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -25,7 +33,7 @@ function settings() {
   return { ...loadSettings(), stdioRuns: Math.round(envNumber('BENCH_STDIO_RUNS', 10)) };
 }
 
-interface Side { key: 'rest' | 'mcp'; label: string; request: { url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }; samples: Sample[] }
+interface Side { key: 'rest' | 'mcp' | 'modern'; label: string; request: { url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }; samples: Sample[] }
 
 /** One autocannon run of either side, counted the same way (2xx answers, server CPU time). */
 async function sampleOf(side: Side, server: ChildServer, seconds: number, connections: number): Promise<Sample> {
@@ -68,8 +76,14 @@ async function measureHttp(dataDir: string, token: string, config: ReturnType<ty
         request: { url: server.url + '/mcp', method: 'POST', body: JSON.stringify(MCP_CALL), headers: {
           authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18',
         } } },
+      { key: 'modern', label: 'MCP 2026-07-28 tools/call', samples: [],
+        request: { url: server.url + '/mcp', method: 'POST', body: JSON.stringify(MODERN_CALL), headers: {
+          authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call', 'mcp-name': 'list_erp_services',
+        } } },
     ];
     const [restBytes, mcpBytes] = await checkSameData(sides[0]!, sides[1]!);
+    const [, modernBytes] = await checkSameData(sides[0]!, sides[2]!);
     for (const side of sides) await sampleOf(side, server, config.warmupSeconds, config.connections);
     for (let round = 0; round < config.rounds; round++) {
       // Alternate which side runs first, so neither always gets the warmer (or busier) slot.
@@ -77,8 +91,8 @@ async function measureHttp(dataDir: string, token: string, config: ReturnType<ty
         side.samples.push(await sampleOf(side, server, config.seconds, config.connections));
       }
     }
-    const [rest, mcp] = sides.map((side) => pool(side.samples)) as [LoadFigures, LoadFigures];
-    return { rest, mcp, restBytes, mcpBytes };
+    const [rest, mcp, modern] = sides.map((side) => pool(side.samples)) as [LoadFigures, LoadFigures, LoadFigures];
+    return { rest, mcp, modern, restBytes, mcpBytes, modernBytes };
   } finally {
     await server.stop();
   }
@@ -149,6 +163,8 @@ export default async function mcpBench() {
       mcpOverRest: http.mcp.requestsPerSecond / http.rest.requestsPerSecond,
       /** Server CPU per request, REST over MCP: the same ratio without the load generator's share of a busy machine. */
       cpuMcpOverRest: http.rest.serverCpuMicrosPerRequest / http.mcp.serverCpuMicrosPerRequest,
+      modernOverRest: http.modern.requestsPerSecond / http.rest.requestsPerSecond,
+      cpuModernOverRest: http.rest.serverCpuMicrosPerRequest / http.modern.serverCpuMicrosPerRequest,
     };
     const stdioMedianMs = median(stdioRuns);
     const floorMedianMs = median(floorRuns);
@@ -163,17 +179,19 @@ export default async function mcpBench() {
     console.log(`${'side'.padEnd(36)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'CPU us/req'.padStart(12)}${'body B'.padStart(9)}  per round`);
     for (const [label, figures, bytes] of [
       ['REST GET /api/service-erp', http.rest, http.restBytes], ['MCP tools/call list_erp_services', http.mcp, http.mcpBytes],
+      ['MCP 2026-07-28 tools/call', http.modern, http.modernBytes],
     ] as const) {
       console.log(`${label.padEnd(36)}${fixed(figures.requestsPerSecond, 0).padStart(9)}${fixed(figures.p50Ms).padStart(9)}` +
         `${fixed(figures.p99Ms).padStart(9)}${fixed(figures.serverCpuMicrosPerRequest, 0).padStart(12)}${String(bytes).padStart(9)}  ${figures.perSample.join(', ')}`);
     }
     console.log(`MCP/REST throughput = ${fixed(ratios.mcpOverRest)} (CPU view ${fixed(ratios.cpuMcpOverRest)}); target >= ${THROUGHPUT_TARGET}: ` +
       `${ratios.mcpOverRest >= THROUGHPUT_TARGET ? 'met' : 'NOT met'}`);
+    console.log(`MCP 2026-07-28/REST throughput = ${fixed(ratios.modernOverRest)} (CPU view ${fixed(ratios.cpuModernOverRest)})`);
     console.log(`stdio, process start to tools/list answer: median ${fixed(stdioMedianMs, 0)} ms over ${stdioRuns.length} runs ` +
       `(${stdioRuns.map((ms) => Math.round(ms)).join(', ')}); target < ${STDIO_TARGET_MS} ms: ${stdioMedianMs < STDIO_TARGET_MS ? 'met' : 'NOT met'}`);
     console.log(`stdio floor, bare Node answering the same lines: median ${fixed(floorMedianMs, 0)} ms ` +
       `(${floorRuns.map((ms) => Math.round(ms)).join(', ')}); ours/floor = ${fixed(stdioOverFloor)}`);
-    const problems = [['REST', http.rest], ['MCP', http.mcp]].filter(([, f]) => (f as LoadFigures).non2xx > 0 || (f as LoadFigures).errors > 0)
+    const problems = [['REST', http.rest], ['MCP', http.mcp], ['MCP 2026-07-28', http.modern]].filter(([, f]) => (f as LoadFigures).non2xx > 0 || (f as LoadFigures).errors > 0)
       .map(([label, f]) => `${label}: ${(f as LoadFigures).non2xx} non-2xx, ${(f as LoadFigures).errors} errors`);
     for (const problem of problems) console.log(problem);
 
@@ -181,7 +199,8 @@ export default async function mcpBench() {
       settings: config,
       rest: http.rest,
       mcp: http.mcp,
-      bodyBytes: { rest: http.restBytes, mcp: http.mcpBytes },
+      modern: http.modern,
+      bodyBytes: { rest: http.restBytes, mcp: http.mcpBytes, modern: http.modernBytes },
       ratios: { ...ratios, stdioOverFloor },
       stdio: { medianMs: stdioMedianMs, runsMs: stdioRuns, floorMedianMs, floorRunsMs: floorRuns },
       target,

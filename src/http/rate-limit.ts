@@ -36,9 +36,12 @@ export class RateLimiter {
    * One request of the caller presenting `bearer` (keyed by its hash, or by the address without
    * one): sets RateLimit-Policy and RateLimit, and throws 429 rate_limited past the limit.
    * REST and MCP both call this, so a token has one budget and one answer whichever it uses.
+   * A `bucket` counts the request in a budget of its own beside that one (MCP task polls, which
+   * follow a long action and should not use up the budget of the calls themselves).
    */
-  admitRequest(bearer: string | undefined, address: string, reply: HeaderTarget): void {
-    const decision = this.take(bearer ? hashTokenValue(bearer) : `ip:${address}`);
+  admitRequest(bearer: string | undefined, address: string, reply: HeaderTarget, bucket?: string): void {
+    const caller = bearer ? hashTokenValue(bearer) : `ip:${address}`;
+    const decision = this.take(bucket ? `${caller} ${bucket}` : caller);
     reply.header('RateLimit-Policy', decision.policyHeader);
     reply.header('RateLimit', decision.limitHeader);
     if (!decision.allowed) {

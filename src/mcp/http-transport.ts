@@ -1,13 +1,16 @@
 // Streamable HTTP at /mcp on the Fastify server. Stateless: each POST gets a fresh low-level
 // Server (cheap: the tools were built once at start), so any node can answer any request and
-// nothing is kept between requests. Order per request: Host/Origin (403), rate limit (429),
-// bearer through admit() (401/403), the token's audience if a sign-in issued it (401), body
-// (413/415), framing (406/400), session binding (404), a step-up challenge for a tool call an
-// assistant's sign-in lacks the permission for (403, step-up.ts),
-// then the server, answering in JSON, or over SSE (the SDK's transport) when progress is asked.
+// nothing is kept between requests. Order per request: Host/Origin (403), the Mcp-Method and
+// Mcp-Name headers read (standard-headers.ts), rate limit (429), bearer through admit()
+// (401/403), the token's audience if a sign-in issued it (401), body (413/415), framing
+// (406/400), the headers checked against the body (400), session binding (404), a step-up challenge for a tool call an
+// assistant's sign-in lacks the permission for (403, step-up.ts), the protocol era
+// (the SDK's classifier: a 2026-07-28 request carries its version in its own `_meta`), then the
+// server: a 2025-era request through our own transport (JSON, or SSE when progress is asked),
+// a 2026-07-28 request through the SDK's handler for that revision (modern-http.ts).
 // See README.md in this folder for why stateless, and why two transports.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import type { App } from '../app.js';
 import { bearerFrom } from '../auth/authenticate.js';
 import type { Capability } from '../core/capability.js';
@@ -20,8 +23,10 @@ import { MCP_SCOPE } from '../oauth/provider-config.js';
 import { mcpResourceOf, protectedResourceMetadataUrlOf, publicBaseOf } from '../oauth/public-base.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { hostPolicyOf, hostRefusal, type HostPolicy } from './allowed-hosts.js';
-import { connectMcpServer, createMcpServer } from './mcp-server.js';
+import { createMcpServer } from './mcp-server.js';
+import { ModernHttp } from './modern-http.js';
 import { stepUpFor } from './step-up.js';
+import { auditActionOf, headerMismatch, rateBucketOf, routingOf } from './standard-headers.js';
 import { openSessionId, sessionBelongsTo } from './session-binding.js';
 import { buildToolCatalog, type ToolCatalog } from './tool-definitions.js';
 import { isInitialize, rpcBodyOf, sendRpcError, wantsProgress } from './json-rpc.js';
@@ -39,6 +44,7 @@ export interface McpHttpOptions {
 interface Gate {
   app: App;
   tools: ToolCatalog;
+  modern: ModernHttp;
   hosts: HostPolicy;
   limiter: RateLimiter;
   /** The principal guard() admitted, for handle() to bind the session to the token's id. */
@@ -48,9 +54,11 @@ interface Gate {
 export function registerMcpHttp(server: FastifyInstance, app: App, catalog: readonly Capability[], options: McpHttpOptions = {}): void {
   const gate: Gate = {
     app, tools: buildToolCatalog(catalog), hosts: hostPolicyOf(options.allowedHosts),
+    modern: new ModernHttp((error) => server.log.debug({ err: error }, 'MCP request refused or failed')),
     limiter: options.limiter ?? new RateLimiter(app.config.rateLimit),
     admitted: new WeakMap(),
   };
+  server.addHook('onClose', async () => gate.modern.close());
   void server.register(async (scope) => {
     // JSON only; the body stays text until the request is admitted, and bad JSON gets a JSON-RPC error.
     scope.removeAllContentTypeParsers();
@@ -71,13 +79,16 @@ async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): 
   const bearer = bearerFrom(request.headers.authorization);
   // The Host was checked above, so it names this server; the 401 tells a client where to sign in.
   const base = publicBaseOf(request, gate.app.publicUrl);
+  // Read before the body: the limiter and the audit know what is asked (checked against the body in handle()).
+  const routing = routingOf(request.headers);
+  const action = auditActionOf(routing);
   try {
-    gate.limiter.admitRequest(bearer, request.ip, reply);
-    const principal = await admit(gate.app, { bearer, channel: 'mcp' }, 'mcp');
+    gate.limiter.admitRequest(bearer, request.ip, reply, rateBucketOf(routing));
+    const principal = await admit(gate.app, { bearer, channel: 'mcp' }, action);
     const wrongAudience = await audienceRefusal(gate.app.db.kysely, principal, mcpResourceOf(base));
     if (wrongAudience) {
       gate.app.audit.record({
-        team_id: principal.teamId, actor_type: 'token', actor_id: principal.tokenId, channel: 'mcp', action: 'mcp',
+        team_id: principal.teamId, actor_type: 'token', actor_id: principal.tokenId, channel: 'mcp', action,
         target_type: null, target_id: null, outcome: 'denied', code: wrongAudience.code, detail: wrongAudience.internalReason ?? null,
       });
       throw wrongAudience;
@@ -98,6 +109,8 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   }
   const body = rpcBodyOf(request);
   if ('status' in body) return sendRpcError(reply, body);
+  const mismatch = headerMismatch(routingOf(request.headers), body.messages);
+  if (mismatch) return sendRpcError(reply, mismatch);
   const bearer = bearerFrom(request.headers.authorization) as string; // guard() admitted it
   const principal = gate.admitted.get(request) as Principal;
   const { tokenId } = principal;
@@ -117,31 +130,33 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
     await sendProblem(reply, stepUp.refusal, { hadBearer: true, resourceMetadata, scope: stepUp.scope });
     return;
   }
+  const route = classifyInboundRequest({
+    httpMethod: 'POST', body: body.parsed, protocolVersionHeader: headerOf(request, 'mcp-protocol-version'),
+    mcpMethodHeader: headerOf(request, 'mcp-method'), mcpNameHeader: headerOf(request, 'mcp-name'),
+  });
+  if (route.kind === 'reject') return sendRpcError(reply, { status: route.httpStatus, code: route.code, message: route.message });
   reply.hijack();
   const res = reply.raw;
   // Hijacked: the headers already set on the reply (the rate limit's) no longer reach the client
   // by themselves, so set them here. The ones every answer carries are on `res` already (server.ts).
   for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
-  if (isInitialize(body.messages)) res.setHeader('Mcp-Session-Id', openSessionId(tokenId));
   // Download links must be absolute for an assistant; the Host was checked by guard(), so it is ours.
   const deps = gate.app.publicUrl ? gate.app : { ...gate.app, publicUrl: `${request.protocol}://${request.headers.host}` };
-  const server = createMcpServer(gate.tools, deps, bearer, principal);
   try {
-    if (wantsProgress(body.messages)) {
-      res.on('close', () => void server.close());
-      // Progress notifications need an SSE stream: the SDK's transport does that part.
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      await connectMcpServer(server, transport);
-      await transport.handleRequest(request.raw, res, body.batch ? body.messages : body.messages[0]);
-    } else {
-      // Closed only when the client leaves before its answer (to stop the calls it was waiting
-      // for): once the answer is sent nothing is pending, and closing would only build the
-      // SDK's "connection closed" error for no one.
-      res.on('close', () => { if (!res.writableFinished) void server.close(); });
-      const transport = new JsonResponseTransport(res, body.batch);
-      await connectMcpServer(server, transport);
-      transport.deliver(body.messages, { requestInfo: { headers: request.headers } });
+    if (route.kind === 'modern') {
+      await gate.modern.serve(request.headers, body.parsed, res, () => createMcpServer(gate.tools, deps, bearer, { era: 'modern', admitted: principal }));
+      return;
     }
+    if (isInitialize(body.messages)) res.setHeader('Mcp-Session-Id', openSessionId(tokenId));
+    const server = createMcpServer(gate.tools, deps, bearer, { era: 'legacy', admitted: principal });
+    // Closed only when the client leaves before its answer (to stop the calls it was waiting
+    // for): once the answer is sent nothing is pending, and closing would only build the
+    // SDK's "connection closed" error for no one.
+    res.on('close', () => { if (!res.writableFinished) void server.close(); });
+    // Progress notifications need an SSE stream to travel on.
+    const transport = new JsonResponseTransport(res, body.batch, wantsProgress(body.messages));
+    await server.connect(transport);
+    transport.deliver(body.messages, {});
   } catch (error) {
     request.log.error({ err: error }, 'MCP request failed');
     if (!res.headersSent) {
@@ -151,4 +166,9 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
       res.end();
     }
   }
+}
+
+function headerOf(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return typeof value === 'string' ? value : undefined;
 }

@@ -1,14 +1,15 @@
-// A Transport (the SDK's own interface) for one HTTP POST answered with plain JSON: the messages
-// go to the SDK Server, the responses come back, and one JSON body goes out. Used for every POST
-// that does not ask for progress, because the SDK's StreamableHTTPServerTransport converts each
-// Node request and response to web-standard objects and back, which was measured at about
+// A Transport (the SDK's own interface) for one HTTP POST of a 2025-era client: the messages go
+// to the SDK Server, the responses come back, and one answer goes out: a JSON body, or, when
+// the client asked for progress, an SSE stream carrying the notifications and then the
+// responses. Ours rather than the SDK's streamable HTTP transport because that one converts
+// each Node request and response to web-standard objects and back, which was measured at about
 // 250 us of CPU per call here (README.md): as much as the whole REST request. Protocol handling
 // (initialize, tools/list, tools/call, errors) stays in the SDK Server either way.
 import type { ServerResponse } from 'node:http';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type MessageExtraInfo, type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+  isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse,
+  type JSONRPCMessage, type MessageExtraInfo, type RequestId, type Transport,
+} from '@modelcontextprotocol/server';
 
 export class JsonResponseTransport implements Transport {
   onclose?: () => void;
@@ -17,7 +18,8 @@ export class JsonResponseTransport implements Transport {
   private readonly awaited = new Set<RequestId>();
   private readonly responses: JSONRPCMessage[] = [];
 
-  constructor(private readonly res: ServerResponse, private readonly batch: boolean) {}
+  /** With `stream`, the answer is an SSE stream, so that notifications (progress) can go before the result. */
+  constructor(private readonly res: ServerResponse, private readonly batch: boolean, private readonly stream = false) {}
 
   async start(): Promise<void> {}
 
@@ -33,13 +35,27 @@ export class JsonResponseTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    // Notifications and server-to-client requests need a stream; a JSON answer has no room for
-    // them (the SDK transport drops them too in its JSON mode). Callers wanting progress get SSE.
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
+    if (this.res.writableEnded) return;
+    const isResponse = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
+    if (!isResponse) {
+      // A JSON answer has no room for notifications (the SDK transport drops them too in its JSON mode).
+      if (this.stream) this.writeEvent(message);
+      return;
+    }
     if (message.id === undefined || !this.awaited.delete(message.id)) return;
+    if (this.stream) {
+      this.writeEvent(message);
+      if (this.awaited.size === 0) this.res.end();
+      return;
+    }
     this.responses.push(message);
-    if (this.awaited.size > 0 || this.res.writableEnded) return;
+    if (this.awaited.size > 0) return;
     const body = JSON.stringify(this.batch ? this.responses : this.responses[0]);
     this.res.writeHead(200, { 'Content-Type': 'application/json' }).end(body);
+  }
+
+  private writeEvent(message: JSONRPCMessage): void {
+    if (!this.res.headersSent) this.res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+    this.res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
   }
 }

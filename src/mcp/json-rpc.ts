@@ -1,13 +1,21 @@
 // The framing of one POST to /mcp, checked before any MCP server sees it: what the client
 // accepts, its protocol version, and whether the body is JSON-RPC. Refusals use the JSON-RPC
-// error shape the SDK's transport uses (id null), so clients see the same errors either way.
+// error shape the SDK's transports use (id null), so clients see the same errors either way.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { specTypeSchemas, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/server';
 
 const MAX_BATCH = 100;
 
+/** The protocol version without initialize or sessions; the SDK's list above holds the older ones. */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+/** Every version /mcp and `teaminfra mcp` answer, newest first. */
+export const SERVED_PROTOCOL_VERSIONS: readonly string[] = [MODERN_PROTOCOL_VERSION, ...SUPPORTED_PROTOCOL_VERSIONS];
+
+const MESSAGE = specTypeSchemas.JSONRPCMessage as { '~standard': { validate(value: unknown): { issues?: unknown } } };
+
 export interface RpcRefusal { status: number; code: number; message: string }
-export interface RpcBody { messages: JSONRPCMessage[]; batch: boolean }
+/** The messages as sent (not re-serialized by a schema, so the modern envelope stays as it came), and the parsed body. */
+export interface RpcBody { messages: JSONRPCMessage[]; batch: boolean; parsed: unknown }
 
 export function rpcBodyOf(request: FastifyRequest): RpcBody | RpcRefusal {
   const accept = request.headers.accept ?? '';
@@ -15,8 +23,8 @@ export function rpcBodyOf(request: FastifyRequest): RpcBody | RpcRefusal {
     return { status: 406, code: -32000, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' };
   }
   const version = request.headers['mcp-protocol-version'];
-  if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-    return { status: 400, code: -32000, message: `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})` };
+  if (typeof version === 'string' && !SERVED_PROTOCOL_VERSIONS.includes(version)) {
+    return { status: 400, code: -32000, message: `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SERVED_PROTOCOL_VERSIONS.join(', ')})` };
   }
   let parsed: unknown;
   try {
@@ -31,14 +39,13 @@ export function rpcBodyOf(request: FastifyRequest): RpcBody | RpcRefusal {
   }
   const messages: JSONRPCMessage[] = [];
   for (const item of items) {
-    const checked = JSONRPCMessageSchema.safeParse(item);
-    if (!checked.success) return { status: 400, code: -32700, message: 'Parse error: Invalid JSON-RPC message' };
-    messages.push(checked.data);
+    if (MESSAGE['~standard'].validate(item).issues) return { status: 400, code: -32700, message: 'Parse error: Invalid JSON-RPC message' };
+    messages.push(item as JSONRPCMessage);
   }
   if (isInitialize(messages) && messages.length > 1) {
     return { status: 400, code: -32600, message: 'Invalid Request: Only one initialization request is allowed' };
   }
-  return { messages, batch };
+  return { messages, batch, parsed };
 }
 
 export function isInitialize(messages: readonly JSONRPCMessage[]): boolean {

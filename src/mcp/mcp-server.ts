@@ -1,13 +1,15 @@
-// The one seam through which MCP tools exist. A low-level SDK Server with exactly two handlers:
-// tools/list (the catalog, filtered to what the token may attempt) and tools/call (dispatched
-// through invoke()). Nothing else registers a tool, and the bearer is checked again on every
-// request, so an access change or a revocation applies to the next request of an open session.
+// The one seam through which MCP tools exist, for every protocol version we serve. A low-level
+// SDK Server (@modelcontextprotocol/server, v2) with exactly these handlers: tools/list (the
+// catalog, filtered to what the token may attempt), tools/call (dispatched through invoke()),
+// and the task methods (task-handlers.ts), which read a task through invoke() too. Nothing else
+// registers a tool, and the bearer is checked again on every request, so an access change or a
+// revocation applies to the next request of an open conversation.
+// The same server answers both protocol eras: `legacy` (2025-11-25 and older, opened by
+// initialize) and `modern` (2026-07-28, a version and capabilities on every request).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { Server, type CallToolResult, type ListToolsResult, type ServerCapabilities, type Transport } from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { AppError, toAppError } from '../core/errors.js';
 import { admit, invoke, mayAttempt, type CoreDeps, type Credentials } from '../core/invoke.js';
 import type { Principal } from '../core/principal.js';
@@ -16,8 +18,8 @@ import type { ToolCatalog } from './tool-definitions.js';
 import { errorResult, protocolErrorOf, successResult } from './tool-results.js';
 import { unknownToolRefusal } from './unknown-tool.js';
 import { screenRequests } from './request-screen.js';
-import { awaitOperation, isQueuedOperation, waitOptionsFromEnv } from './await-operation.js';
-import { awaitDecision, isPendingDecision } from './await-decision.js';
+import { answerLongAction, TASKS_EXTENSION, type ProtocolEra } from './long-actions.js';
+import { registerTaskHandlers } from './task-handlers.js';
 
 const VERSION = (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -26,69 +28,74 @@ const INSTRUCTIONS =
   'tools/list shows only the tools it may call. Errors carry a stable code and a sentence to show the person. ' +
   'API tokens are managed on the API Tokens page of the panel, by owners and admins, never through these tools.';
 
-// The Server builds an Ajv instance when given none; we never ask the client for elicitation,
-// so one shared validator spares each per-request server that cost.
+// The Server builds a JSON Schema validator when given none; we never ask the client for
+// elicitation, so one shared validator spares each per-request server that cost.
 const sharedValidator = new AjvJsonSchemaValidator();
 
+/** What each era is told we offer: tools, and long actions as tasks in that era's vocabulary. */
+const CAPABILITIES: Record<ProtocolEra, ServerCapabilities> = {
+  // 2025-11-25: the (experimental) tasks capability, for task-augmented tools/call only.
+  legacy: { tools: { listChanged: false }, tasks: { requests: { tools: { call: {} } } } } as ServerCapabilities,
+  // 2026-07-28: the tasks extension.
+  modern: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } } as ServerCapabilities,
+};
+
+/** A Server whose every transport gets the request screen (request-screen.ts) between it and the handlers. */
+class ScreenedServer extends Server {
+  override async connect(transport: Transport): Promise<void> {
+    await super.connect(transport);
+    screenRequests(transport);
+  }
+}
+
+export interface McpServerOptions {
+  /** The era this instance serves; legacy when it is not known yet (a stdio connection before its first message). */
+  era?: ProtocolEra;
+  /**
+   * What admit() answered for this bearer earlier in this same HTTP request (admitted before its
+   * body was read), so that its calls do not look the token up a second time.
+   */
+  admitted?: Principal;
+}
+
 /**
- * One server per bearer: per request over HTTP, per process over stdio. Over stdio the bearer is
- * a value to check on every request, never a verdict: admit() and invoke() look it up each time.
- * Over HTTP each POST is one request, admitted once before its body is read; `admitted` carries
- * that answer so that its calls do not look the token up a second time.
+ * One server per bearer: per request over HTTP, per connection over stdio. Over stdio the bearer
+ * is a value to check on every request, never a verdict: admit() and invoke() look it up each time.
  */
-export function createMcpServer(tools: ToolCatalog, deps: CoreDeps, bearer: string | undefined, admitted?: Principal): Server {
-  const credentials: Credentials = { bearer, channel: 'mcp', admitted };
-  const server = new Server(
+export function createMcpServer(tools: ToolCatalog, deps: CoreDeps, bearer: string | undefined, options: McpServerOptions = {}): Server {
+  const era = options.era ?? 'legacy';
+  const credentials: Credentials = { bearer, channel: 'mcp', admitted: options.admitted };
+  const server = new ScreenedServer(
     { name: 'teaminfra', title: 'teaminfra', version: VERSION },
-    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: sharedValidator },
+    { capabilities: CAPABILITIES[era], instructions: INSTRUCTIONS, jsonSchemaValidator: sharedValidator },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, async (): Promise<ListToolsResult> => {
+  server.setRequestHandler('tools/list', async (): Promise<ListToolsResult> => {
     const principal = await admit(deps, credentials, 'tools/list').catch((thrown: unknown) => {
       throw protocolErrorOf(toAppError(thrown));
     });
     // Hiding is a courtesy to the model, not enforcement: every call goes through invoke() anyway.
-    return { tools: tools.definitions.filter((definition) => mayAttempt(principal, definition.capability)).map((d) => d.tool) };
+    const shown = tools.definitions.filter((definition) => mayAttempt(principal, definition.capability));
+    return { tools: shown.map((definition) => (era === 'legacy' ? definition.legacyTool : definition.tool)) };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
     const definition = tools.find(request.params.name);
     if (!definition) return refuseUnknownTool(request.params.name, credentials, deps);
     try {
       const output = await invoke(definition.capability, request.params.arguments ?? {}, credentials, deps);
-      const progressToken = (request.params as { _meta?: { progressToken?: string | number } })._meta?.progressToken;
-      if (isPendingDecision(output)) {
-        return successResult(await awaitDecision(deps.db, output, {
-          ...waitOptionsFromEnv(),
-          onChange: progressToken === undefined ? undefined : (state, step) => extra.sendNotification({
-            method: 'notifications/progress',
-            params: { progressToken, progress: step, message: `Decision ${output.id} is ${state}.` },
-          }),
-        }));
-      }
-      if (definition.capability.http.status !== 202 || !isQueuedOperation(output)) return successResult(output);
-      return successResult(await awaitOperation(deps.db, output, {
-        ...waitOptionsFromEnv(),
-        onChange: progressToken === undefined ? undefined : (state, step) => extra.sendNotification({
-          method: 'notifications/progress',
-          params: { progressToken, progress: step, message: `Operation ${output.id} is ${state}.` },
-        }),
-      }));
+      return await answerLongAction(definition.capability, output, {
+        era, deps, request, ctx,
+        canRead: (kind) => tools.find(kind === 'decision' ? 'get_decision' : 'get_operation') !== undefined,
+        principal: () => admit(deps, credentials, 'tools/call'),
+      }) ?? successResult(output);
     } catch (thrown) {
       return errorResult(toAppError(thrown));
     }
   });
 
+  registerTaskHandlers(server, { era, tools, deps, credentials });
   return server;
-}
-
-/**
- * Connects a server to a transport with the request screen in between, so that a malformed
- * request is answered -32602 with a sentence (request-screen.ts). Every transport connects here.
- */
-export async function connectMcpServer(server: Server, transport: Transport): Promise<void> {
-  await server.connect(transport);
-  screenRequests(transport);
 }
 
 /** The token is checked first, so an unknown or revoked token learns nothing about tool names. */

@@ -1,19 +1,21 @@
 // Checks the params of each request the MCP server answers before the SDK sees it. The SDK
-// parses params with its own schemas and, when they do not fit, answers -32603 "Internal error"
-// or -32602 with zod's raw issue list as the message. Here a malformed request gets -32602
-// Invalid params with a sentence naming each wrong field, and never reaches a handler.
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+// parses params with its own schemas and, when they do not fit, answers -32602 with zod's raw
+// issue list as the message. Here a malformed request gets -32602 Invalid params with a
+// sentence naming each wrong field, and never reaches a handler.
 import {
-  CallToolRequestSchema, ErrorCode as RpcErrorCode, InitializeRequestSchema, isJSONRPCRequest, ListToolsRequestSchema,
-  PingRequestSchema, type JSONRPCErrorResponse, type JSONRPCRequest,
-} from '@modelcontextprotocol/sdk/types.js';
+  isJSONRPCRequest, ProtocolErrorCode, specTypeSchemas, type JSONRPCErrorResponse, type JSONRPCRequest, type Transport,
+} from '@modelcontextprotocol/server';
 
-/** The methods our server answers, with the schema the SDK will hold their requests to. */
-const SCHEMAS: Record<string, { safeParse(value: unknown): { success: boolean; error?: { issues: readonly Issue[] } } }> = {
-  initialize: InitializeRequestSchema,
-  ping: PingRequestSchema,
-  'tools/list': ListToolsRequestSchema,
-  'tools/call': CallToolRequestSchema,
+interface Screen {
+  '~standard': { validate(value: unknown): { issues?: readonly Issue[] } | Promise<unknown> };
+}
+
+/** The methods our server answers, with the SDK's own schema for their requests (both eras share them). */
+const SCHEMAS: Record<string, Screen> = {
+  initialize: specTypeSchemas.InitializeRequest as Screen,
+  ping: specTypeSchemas.PingRequest as Screen,
+  'tools/list': specTypeSchemas.ListToolsRequest as Screen,
+  'tools/call': specTypeSchemas.CallToolRequest as Screen,
 };
 
 interface Issue {
@@ -38,13 +40,14 @@ export function screenRequests(transport: Transport): void {
 /** The JSON-RPC error for a request whose params do not fit its method, or undefined when they do. */
 export function invalidParamsOf(request: JSONRPCRequest): JSONRPCErrorResponse | undefined {
   const schema = SCHEMAS[request.method];
-  const checked = schema?.safeParse(request);
-  if (!checked || checked.success) return undefined;
-  const problems = (checked.error?.issues ?? []).map((issue) => describe(issue, request));
+  // zod's standard validate is synchronous; a promise would mean a schema we did not expect, so it passes.
+  const checked = schema?.['~standard'].validate(request) as { issues?: readonly Issue[] } | undefined;
+  if (!checked?.issues || checked.issues.length === 0) return undefined;
+  const problems = checked.issues.map((issue) => describe(issue, request));
   return {
     jsonrpc: '2.0',
     id: request.id,
-    error: { code: RpcErrorCode.InvalidParams, message: `Invalid ${request.method} request: ${problems.join(' ')}` },
+    error: { code: ProtocolErrorCode.InvalidParams, message: `Invalid ${request.method} request: ${problems.join(' ')}` },
   };
 }
 

@@ -5,13 +5,13 @@
 // only: everything else goes to stderr.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serveStdio as serveMcpStdio } from '@modelcontextprotocol/server/stdio';
 import { catalog } from '../../tools/index.js';
 import { openCore, type OpenCore } from '../core-deps.js';
 import { toAppError } from '../core/errors.js';
 import { admit } from '../core/invoke.js';
 import { DATABASE_FILE, type DatabaseOptions } from '../db/connect.js';
-import { connectMcpServer, createMcpServer } from './mcp-server.js';
+import { createMcpServer } from './mcp-server.js';
 import { buildToolCatalog } from './tool-definitions.js';
 
 export const TOKEN_VARIABLE = 'TEAMINFRA_TOKEN';
@@ -52,17 +52,24 @@ export async function serveStdio(location: { dataDir: string; database?: Databas
   await serveUntilClosed(app, bearer.trim());
 }
 
+/**
+ * The SDK's stdio entry serves both eras: the first message of the connection decides it
+ * (initialize for 2025-era clients, a request carrying its version in `_meta` for 2026-07-28),
+ * and the factory builds our one server for that era.
+ */
 async function serveUntilClosed(app: OpenCore, bearer: string): Promise<void> {
-  const server = createMcpServer(buildToolCatalog(catalog), app, bearer);
-  const transport = new StdioServerTransport();
-  server.onerror = (error) => console.error(`teaminfra mcp: ${error.message}`);
-  const closed = new Promise<void>((resolve) => { server.onclose = resolve; });
-  // The SDK transport does not stop when stdin ends; the assistant closing the pipe means "stop".
-  process.stdin.once('end', () => void server.close());
-  process.once('SIGINT', () => void server.close());
-  process.once('SIGTERM', () => void server.close());
-  await connectMcpServer(server, transport);
-  await closed;
+  const tools = buildToolCatalog(catalog);
+  const handle = serveMcpStdio(({ era }) => createMcpServer(tools, app, bearer, { era }), {
+    onerror: (error) => console.error(`teaminfra mcp: ${error.message}`),
+  });
+  // The assistant closing the pipe means "stop".
+  await new Promise<void>((resolve) => {
+    process.stdin.once('end', resolve);
+    process.stdin.once('close', resolve);
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await handle.close();
   await app.close();
 }
 

@@ -8,7 +8,7 @@
 // token made on the panel cannot be stepped up by OAuth (its assistant gets the isError result
 // with our code and sentence, as over stdio), and a batch has no single call to answer for.
 // The rule itself is the core's (permissionRefusal); invoke() applies it again on every call.
-import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { AppError } from '../core/errors.js';
 import { permissionRefusal } from '../core/invoke.js';
 import type { Principal } from '../core/principal.js';

@@ -1,14 +1,29 @@
 // The MCP projection of the catalog: one tool per capability (name, title, description, JSON
 // Schemas, annotations from the hints). Computed once at start and frozen: registering zod-shaped
 // tools costs milliseconds (DESIGN.md, "MCP"), so no request or session ever builds one.
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import { CatalogError, type Capability } from '../core/capability.js';
 import { jsonSchemaOf } from '../http/openapi.js';
 
 export interface ToolDefinition {
   readonly capability: Capability;
-  /** Exactly what tools/list sends for this capability. */
+  /** Exactly what tools/list sends for this capability (MCP 2026-07-28, and the snapshot). */
   readonly tool: Tool;
+  /**
+   * What tools/list sends on 2025-11-25 and older: the same, plus `execution.taskSupport:
+   * "optional"` on a tool that can answer with a task, which a client of that era must see
+   * before it asks for one. 2026-07-28 has no such field: the tasks extension is per request.
+   */
+  readonly legacyTool: Tool;
+}
+
+/**
+ * A capability whose call can be followed as a task (long-actions.ts): an action that queues an
+ * operation (202), or asking a decision (what decisions:request creates, 201), which stays
+ * pending until a person answers.
+ */
+export function startsLongAction(capability: Capability): boolean {
+  return capability.http.status === 202 || (capability.permission === 'decisions:request' && capability.http.status === 201);
 }
 
 export interface ToolCatalog {
@@ -17,7 +32,11 @@ export interface ToolCatalog {
 }
 
 export function buildToolCatalog(catalog: readonly Capability[]): ToolCatalog {
-  const definitions = catalog.map((capability): ToolDefinition => Object.freeze({ capability, tool: toolOf(capability) }));
+  const definitions = catalog.map((capability): ToolDefinition => {
+    const tool = toolOf(capability);
+    const legacyTool = startsLongAction(capability) ? deepFreeze({ ...tool, execution: { taskSupport: 'optional' } } as Tool) : tool;
+    return Object.freeze({ capability, tool, legacyTool });
+  });
   const byName = new Map(definitions.map((definition) => [definition.capability.name, definition]));
   if (byName.size !== definitions.length) throw new CatalogError('Two capabilities share an MCP tool name.');
   return Object.freeze({ definitions: Object.freeze(definitions), find: (name: string) => byName.get(name) });

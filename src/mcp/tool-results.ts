@@ -6,7 +6,7 @@
 // structuredContent against the tool's outputSchema even on isError results
 // (typescript-sdk issue #1943), so a problem there makes the client throw "Structured content
 // does not match the tool's output schema" and the caller never sees our sentence.
-import { ErrorCode as RpcErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, type CallToolResult } from '@modelcontextprotocol/server';
 import type { AppError } from '../core/errors.js';
 import { problemOf, type ProblemDocument } from '../http/problem.js';
 
@@ -35,17 +35,7 @@ export function errorResult(error: AppError): CallToolResult {
  */
 export function protocolErrorOf(error: AppError): ProtocolError {
   const problem = problemOf(error);
-  return new ProtocolError(RpcErrorCode.InvalidRequest, sentenceOf(problem), problem);
-}
-
-/**
- * A JSON-RPC error as the SDK's Protocol sends it (its `code`, `message` and `data`). Not the
- * SDK's McpError, whose message gains an "MCP error -32600:" prefix that the client adds again.
- */
-export class ProtocolError extends Error {
-  constructor(readonly code: number, message: string, readonly data?: unknown) {
-    super(message);
-  }
+  return new ProtocolError(ProtocolErrorCode.InvalidRequest, sentenceOf(problem), problem);
 }
 
 /** `code: sentence`, then one line per failing field, so a model can correct its arguments. */

@@ -1,9 +1,8 @@
 // What a call to a tool that is not in the catalog gets. Token management exists only in the
 // panel, so an assistant that guesses a token tool (create_token, revoke_api_token, ...) is told
 // where tokens are managed instead of a bare "unknown tool": the sentence is for the person.
-import { ErrorCode as RpcErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { AppError } from '../core/errors.js';
-import { ProtocolError } from './tool-results.js';
 
 /** The same rule the catalog applies at load time: anything named after tokens. */
 const ABOUT_TOKENS = /token/i;
@@ -16,7 +15,7 @@ export const TOKEN_MANAGEMENT_SENTENCE =
 export function unknownToolRefusal(name: string): AppError | ProtocolError {
   if (ABOUT_TOKENS.test(name)) return new AppError('token_management_not_available', TOKEN_MANAGEMENT_SENTENCE);
   return new ProtocolError(
-    RpcErrorCode.InvalidParams,
+    ProtocolErrorCode.InvalidParams,
     `Unknown tool ${JSON.stringify(name.slice(0, 100))}. Call tools/list to see the tools this token may use.`,
   );
 }

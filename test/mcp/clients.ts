@@ -56,15 +56,19 @@ export async function connectHttp(baseUrl: string, token: string, sessionId?: st
  * in; with `--database-url` added when the test server runs on PostgreSQL.
  */
 export function stdioTransport(dataDir: string, token: string | undefined, databaseUrl?: string): StdioClientTransport {
+  return new StdioClientTransport({ ...stdioParameters(dataDir, token, databaseUrl), stderr: 'pipe' });
+}
+
+/** The command, arguments and environment of the stdio entry, placeholders filled in (for either SDK's client). */
+export function stdioParameters(dataDir: string, token: string | undefined, databaseUrl?: string) {
   const entry = entryOf<StdioEntry>('stdio');
   const fill = (value: string) => value.replace(`${ROOT_PLACEHOLDER}/data`, dataDir).replace(ROOT_PLACEHOLDER, packageRoot);
   const env = Object.fromEntries(Object.entries(entry.env).map(([name, value]) => [name, value.replace(TOKEN_PLACEHOLDER, token ?? '')]));
-  return new StdioClientTransport({
+  return {
     command: entry.command === 'node' ? process.execPath : entry.command,
     args: [...entry.args.map(fill), ...(databaseUrl ? ['--database-url', databaseUrl] : [])],
     env,
-    stderr: 'pipe',
-  });
+  };
 }
 
 export async function connectStdio(

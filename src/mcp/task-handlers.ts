@@ -1,0 +1,93 @@
+// The task methods: tasks/get (both eras), tasks/result (2025-11-25), tasks/cancel and
+// tasks/update (2026-07-28, the tasks extension). A task is an operation or a decision of ours
+// (task-handles.ts); reading it goes through the same gate as any call: invoke() of
+// get_operation or get_decision with the caller's own token, so a revoked token, a permission
+// taken away or a thing out of reach is refused exactly as those tools would refuse it. A
+// handle that another token started is refused as not found, with the same sentence as a
+// task that does not exist.
+import * as z from 'zod';
+import { ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, type CallToolResult, type Server } from '@modelcontextprotocol/server';
+import { AppError, toAppError } from '../core/errors.js';
+import { admit, invoke, type CoreDeps, type Credentials } from '../core/invoke.js';
+import type { ToolCatalog } from './tool-definitions.js';
+import { problemOf } from '../http/problem.js';
+import { protocolErrorOf } from './tool-results.js';
+import { targetOfTask } from './task-handles.js';
+import { taskFieldsOf, taskStateOf, type TaskState, type TaskSubject } from './task-view.js';
+import { awaitOperation, waitOptionsFromEnv } from './await-operation.js';
+import { awaitDecision } from './await-decision.js';
+import type { ProtocolEra } from './long-actions.js';
+
+export { TASKS_EXTENSION } from './long-actions.js';
+
+const TaskParams = z.looseObject({ taskId: z.string().min(1).max(200) });
+const AnyResult = z.looseObject({});
+
+export interface TaskHandlerContext {
+  era: ProtocolEra;
+  tools: ToolCatalog;
+  deps: CoreDeps;
+  credentials: Credentials;
+}
+
+export function registerTaskHandlers(server: Server, context: TaskHandlerContext): void {
+  const { era } = context;
+  server.setRequestHandler('tasks/get', { params: TaskParams, result: AnyResult }, async ({ taskId }) =>
+    taskFieldsOf(await readTask(context, taskId, 'tasks/get'), era));
+
+  if (era === 'legacy') {
+    server.setRequestHandler('tasks/result', { params: TaskParams, result: AnyResult }, async ({ taskId }) => {
+      const result = (await endedTask(context, taskId)).result as CallToolResult;
+      return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
+    });
+    return;
+  }
+  // Operations cannot be stopped half-way; cancelling is cooperative (the extension allows an
+  // acknowledgement only), so the handle is checked and the work goes on.
+  server.setRequestHandler('tasks/cancel', { params: TaskParams, result: AnyResult }, async ({ taskId }) => {
+    await readTask(context, taskId, 'tasks/cancel');
+    return {};
+  });
+  // We never ask a task for input (no input_required), so any response is for a key we never issued: ignored.
+  server.setRequestHandler('tasks/update', { params: TaskParams, result: AnyResult }, async ({ taskId }) => {
+    await readTask(context, taskId, 'tasks/update');
+    return {};
+  });
+}
+
+/** The task as it stands, read through invoke() with the caller's token; a JSON-RPC error otherwise. */
+export async function readTask(context: TaskHandlerContext, taskId: string, method: string): Promise<TaskState> {
+  const { tools, deps, credentials } = context;
+  const principal = await admit(deps, credentials, method).catch((thrown: unknown) => { throw protocolErrorOf(toAppError(thrown)); });
+  const targetId = targetOfTask(taskId, principal.tokenId);
+  const reader = targetId?.startsWith('dec_') ? tools.find('get_decision') : tools.find('get_operation');
+  if (!targetId || !reader) throw noSuchTask();
+  const input = targetId.startsWith('dec_') ? { decision_id: targetId } : { operation_id: targetId };
+  try {
+    return taskStateOf(taskId, await invoke(reader.capability, input, credentials, deps) as TaskSubject);
+  } catch (thrown) {
+    const error = toAppError(thrown);
+    throw error.code === 'not_found' ? noSuchTask() : protocolErrorOf(error);
+  }
+}
+
+/** tasks/result (2025-11-25) waits for the task to end, as a call without a task would have. */
+async function endedTask(context: TaskHandlerContext, taskId: string): Promise<TaskState> {
+  const state = await readTask(context, taskId, 'tasks/result');
+  if (state.status === 'completed') return state;
+  const targetId = targetOfTask(taskId, (await admit(context.deps, context.credentials, 'tasks/result')).tokenId) as string;
+  const subject = { id: targetId, state: 'queued' };
+  if (targetId.startsWith('dec_')) await awaitDecision(context.deps.db, { ...subject, state: 'pending' }, waitOptionsFromEnv());
+  else await awaitOperation(context.deps.db, subject, waitOptionsFromEnv());
+  // Read again through the gate: the wait only watched the row.
+  const after = await readTask(context, taskId, 'tasks/result');
+  if (after.status === 'completed') return after;
+  throw new ProtocolError(ProtocolErrorCode.InvalidRequest,
+    `Task ${taskId} has not ended yet (${after.statusMessage}) Poll tasks/get and ask for the result once it is completed.`);
+}
+
+/** One answer for a task that does not exist, is out of reach, or was started by another token. */
+function noSuchTask(): ProtocolError {
+  const error = new AppError('not_found', 'No task with this id was started by this token.');
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, `not_found: ${error.detail}`, problemOf(error));
+}
