@@ -2,6 +2,9 @@
 // an operation waits for it to end, sending progress notifications when the client asked for
 // them, and returns the operation. After the time limit it returns the operation as it stands
 // (still queued or running, with its id) so the assistant can look again with get_operation.
+// An action held for approval may wait on a person for long: the client hears at once which
+// decision it waits for, and every `heartbeatMs` that it still waits (a client that resets its
+// timeout on progress then keeps waiting).
 import { findOperation } from '../db/repositories/operations.js';
 import type { Db } from '../db/connect.js';
 import { operationView } from '../../tools/views.js';
@@ -9,13 +12,30 @@ import { operationView } from '../../tools/views.js';
 export interface WaitOptions {
   timeoutMs: number;
   pollMs: number;
-  /** Called when the state changes; `step` counts changes seen, for progress notifications. */
-  onChange?: (state: string, step: number) => Promise<void>;
+  /** How long without a change before the client hears again that the wait goes on. */
+  heartbeatMs: number;
+  /**
+   * Called when the state changes, when an action is held for approval (at once), and at each
+   * heartbeat; `step` counts the calls, for progress notifications; `latest` is the view as read.
+   */
+  onChange?: (state: string, step: number, latest: Record<string, unknown>) => Promise<void>;
 }
 
-export function waitOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<WaitOptions, 'timeoutMs' | 'pollMs'> {
-  const seconds = Number(env.TEAMINFRA_MCP_WAIT_SECONDS ?? 60);
-  return { timeoutMs: (Number.isFinite(seconds) && seconds >= 0 ? seconds : 60) * 1000, pollMs: 100 };
+// The default wait ends before the official SDK clients' default request timeout (60 s), so that
+// a client that set none gets the operation as it stands rather than a timeout error.
+const DEFAULT_WAIT_SECONDS = 50;
+const DEFAULT_HEARTBEAT_SECONDS = 15;
+
+export function waitOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<WaitOptions, 'timeoutMs' | 'pollMs' | 'heartbeatMs'> {
+  const seconds = (name: string, fallback: number, least: number) => {
+    const value = Number(env[name] ?? fallback);
+    return (Number.isFinite(value) && value >= least ? value : fallback) * 1000;
+  };
+  return {
+    timeoutMs: seconds('TEAMINFRA_MCP_WAIT_SECONDS', DEFAULT_WAIT_SECONDS, 0),
+    heartbeatMs: seconds('TEAMINFRA_MCP_HEARTBEAT_SECONDS', DEFAULT_HEARTBEAT_SECONDS, 1),
+    pollMs: 100,
+  };
 }
 
 export function isQueuedOperation(output: unknown): output is { id: string; state: string } {
@@ -29,16 +49,23 @@ export async function awaitOperation(db: Db, operation: { id: string; state: str
   const deadline = Date.now() + options.timeoutMs;
   let state = operation.state;
   let step = 0;
-  let latest: unknown = operation;
+  let latest = operation as unknown as Record<string, unknown>;
+  let lastHeard = Date.now();
+  const tell = async (now: string) => {
+    lastHeard = Date.now();
+    await options.onChange?.(now, ++step, latest);
+  };
+  if (state === 'awaiting_approval') await tell(state);
   while (!ENDED.has(state) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, options.pollMs));
     const row = await findOperation(db.kysely, operation.id);
     if (!row) break;
-    latest = operationView(row);
+    latest = operationView(row) as unknown as Record<string, unknown>;
     if (row.state !== state) {
       state = row.state;
-      step += 1;
-      await options.onChange?.(state, step);
+      await tell(state);
+    } else if (Date.now() - lastHeard >= options.heartbeatMs) {
+      await tell(state);
     }
   }
   return latest;

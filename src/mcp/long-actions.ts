@@ -44,7 +44,7 @@ export async function answerLongAction(capability: Capability, output: unknown, 
     return successResult(await awaitDecision(deps.db, output, waitWithProgress(ctx, (state) => `Decision ${output.id} is ${state}.`)));
   }
   if (capability.http.status === 202 && isQueuedOperation(output)) {
-    return successResult(await awaitOperation(deps.db, output, waitWithProgress(ctx, (state) => `Operation ${output.id} is ${state}.`)));
+    return successResult(await awaitOperation(deps.db, output, waitWithProgress(ctx, operationProgress)));
   }
   return undefined;
 }
@@ -56,13 +56,22 @@ function followsTasks({ era, request, ctx }: LongActionContext): boolean {
   return declared?.extensions?.[TASKS_EXTENSION] !== undefined;
 }
 
-function waitWithProgress(ctx: ServerContext, message: (state: string) => string): WaitOptions {
+/** The progress line of an operation; one held for approval names its decision and who can answer it. */
+function operationProgress(state: string, latest: Record<string, unknown>): string {
+  if (state === 'awaiting_approval') {
+    return `Operation ${String(latest.id)} awaits approval in decision ${String(latest.decision_id)}: a member of the team (in the panel) ` +
+      'or another token with decisions:answer must approve it; this token cannot.';
+  }
+  return `Operation ${String(latest.id)} is ${state}.`;
+}
+
+function waitWithProgress(ctx: ServerContext, message: (state: string, latest: Record<string, unknown>) => string): WaitOptions {
   const progressToken = ctx.mcpReq._meta?.progressToken;
   return {
     ...waitOptionsFromEnv(),
-    onChange: progressToken === undefined ? undefined : (state, step) => ctx.mcpReq.notify({
+    onChange: progressToken === undefined ? undefined : (state, step, latest) => ctx.mcpReq.notify({
       method: 'notifications/progress',
-      params: { progressToken, progress: step, message: message(state) },
+      params: { progressToken, progress: step, message: message(state, latest) },
     }),
   };
 }
