@@ -265,7 +265,9 @@ CREATE TABLE IF NOT EXISTS decisions (
   expires_at         TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS decisions_team ON decisions (team_id, id);
+-- The sweeper's overdue pending decisions (every team); a team's pending ones (panel, overview count).
 CREATE INDEX IF NOT EXISTS decisions_pending ON decisions (state, expires_at);
+CREATE INDEX IF NOT EXISTS decisions_team_state ON decisions (team_id, state, expires_at);
 
 -- The events outbox: written in the same transaction as the change that caused the event.
 CREATE TABLE IF NOT EXISTS events (

@@ -11,6 +11,7 @@ import type { Reach } from '../../src/core/principal.js';
 import type { Database } from '../../src/db/tables.js';
 import { listBackupsOfService } from '../../src/db/repositories/backups.js';
 import { listEmailsOfCopy } from '../../src/db/repositories/caught-emails.js';
+import { countPendingDecisions, findReachableDecision, listOverdueDecisions, listReachableDecisions, listTeamDecisions } from '../../src/db/repositories/decisions.js';
 import { findReachableOperation, listReachableOperations } from '../../src/db/repositories/operations.js';
 import { findReachableServer, insertServer, listReachableServers } from '../../src/db/repositories/servers.js';
 import { findReachableService, insertService, listReachableServices } from '../../src/db/repositories/services.js';
@@ -101,7 +102,8 @@ describe(`query plans (${engine})`, () => {
 
   const cursor = () => encodeCursor(fixture.serviceIds[0]!);
   // Each read, and on SQLite the exact plan it must have: every table reached by key.
-  const reads: { name: string; read: (db: Kysely<Database>) => Promise<unknown>; sqlite: string[] }[] = [
+  // `sqlite` is the plan of the one query a read sends, or of each when it sends several.
+  const reads: { name: string; read: (db: Kysely<Database>) => Promise<unknown>; sqlite: string[] | string[][] }[] = [
     { name: 'the token lookup of every request', read: (db) => findTokenWithTeamByHash(db, hashTokenValue('tinf_x')), sqlite: [
       'SEARCH t USING INDEX sqlite_autoindex_api_tokens_2 (token_hash=?)',
       'SEARCH team USING INDEX sqlite_autoindex_teams_1 (id=?)',
@@ -179,13 +181,52 @@ describe(`query plans (${engine})`, () => {
     { name: 'emails of a copy', read: (db) => listEmailsOfCopy(db, fixture.copyId, { limit: 20 }), sqlite: [
       'SEARCH e USING INDEX caught_emails_copy (copy_id=?)',
     ] },
+    { name: 'decisions of the whole team', read: (db) => listReachableDecisions(db, teamReach, { limit: 20 }), sqlite: [
+      'SEARCH d USING INDEX decisions_team (team_id=?)',
+    ] },
+    // A decision about no service, or one the token asked, is in reach too: the team's decisions are
+    // read in order and each checked against the token's list (as operations are).
+    { name: 'pending decisions, listed services', read: (db) => listReachableDecisions(db, listedReach, { limit: 20 }, 'pending'), sqlite: [
+      'SEARCH d USING INDEX decisions_team (team_id=?)',
+      'LIST SUBQUERY 1',
+      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+      'CREATE BLOOM FILTER',
+      'LIST SUBQUERY 3',
+      'SEARCH erp_services USING COVERING INDEX erp_services_parent_id (parent_id=?)',
+      'LIST SUBQUERY 2',
+      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+      'CREATE BLOOM FILTER',
+    ] },
+    { name: 'one decision, listed services', read: (db) => findReachableDecision(db, listedReach, 'dec_00000000000000000000'), sqlite: [
+      'SEARCH d USING INDEX sqlite_autoindex_decisions_1 (id=?)',
+      'LIST SUBQUERY 1',
+      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+      'CREATE BLOOM FILTER',
+      'LIST SUBQUERY 3',
+      'SEARCH erp_services USING COVERING INDEX erp_services_parent_id (parent_id=?)',
+      'LIST SUBQUERY 2',
+      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+      'CREATE BLOOM FILTER',
+    ] },
+    { name: 'the panel\'s decisions (pending, then history)', read: (db) => listTeamDecisions(db, fixture.teamId, 50), sqlite: [
+      ['SEARCH decisions USING INDEX decisions_team (team_id=?)'],
+      ['SEARCH decisions USING INDEX decisions_team (team_id=?)'],
+    ] },
+    { name: 'the overview\'s pending count', read: (db) => countPendingDecisions(db, fixture.teamId, '2026-01-01T00:00:00.000Z'), sqlite: [
+      'SEARCH decisions USING COVERING INDEX decisions_team_state (team_id=? AND state=? AND expires_at>?)',
+    ] },
+    // Every team's, and only the overdue pending ones: few, so sorting them is cheap.
+    { name: 'overdue decisions, for the sweeper', read: (db) => listOverdueDecisions(db, '2026-01-01T00:00:00.000Z', 100), sqlite: [
+      'SEARCH decisions USING INDEX decisions_pending (state=? AND expires_at<?)',
+      'USE TEMP B-TREE FOR ORDER BY',
+    ] },
   ];
 
   for (const { name, read, sqlite } of reads) {
     it(`reads ${name} by key`, async () => {
       const plans = await plansOfRead(read);
       if (test.engine === 'sqlite') {
-        expect(plans).toEqual([sqlite]);
+        expect(plans).toEqual(Array.isArray(sqlite[0]) ? sqlite : [sqlite]);
       } else {
         const lines = plans.flat();
         expect(lines.filter((line) => /Seq Scan/.test(line)), lines.join('\n')).toEqual([]);
