@@ -23,7 +23,11 @@ export interface HttpServerOptions {
   logger?: FastifyServerOptions['logger'];
   /** Host names /mcp answers to besides loopback and the connection's own address (DNS-rebinding guard). */
   allowedHosts?: readonly string[];
+  /** How long close() lets requests in progress finish before it cuts their connections (default 10 s). */
+  closeGraceMs?: number;
 }
+
+const CLOSE_GRACE_MS = 10_000;
 
 const TOKEN_SHAPED = /tinf_[A-Za-z0-9]*/g;
 
@@ -41,6 +45,16 @@ export async function buildHttpServer(app: App, catalog: readonly Capability[], 
     http: { requireHostHeader: false },
     // One log line per request (written below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+  });
+
+  // close() waits for the requests in progress; a client that holds one open (an MCP call waiting
+  // for a long action, a stalled download or upload) must not keep the server, and so `serve`'s
+  // SIGTERM, from ever ending: after the grace period, the connections still open are cut.
+  server.addHook('preClose', (done) => {
+    const cut = setTimeout(() => server.server.closeAllConnections(), options.closeGraceMs ?? CLOSE_GRACE_MS);
+    cut.unref();
+    server.server.once('close', () => clearTimeout(cut));
+    done();
   });
 
   if (logger) {

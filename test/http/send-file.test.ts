@@ -21,7 +21,8 @@ beforeAll(async () => {
   const path = join(dir, 'backup.gz');
   writeFileSync(path, CONTENT);
   const file: FileSource = { path, filename: 'backup.gz', contentType: 'application/gzip', sizeBytes: CONTENT.length, sha256: SHA256 };
-  server = Fastify();
+  // Nothing of a test is left running when the suite ends: close() cuts what is still open.
+  server = Fastify({ forceCloseConnections: true });
   server.get('/file', (request, reply) => sendFile(request, reply, file, { path }));
   // A raw message kept in the database is served from its bytes, with the same rules.
   server.get('/bytes', (request, reply) => sendFile(request, reply, file, { bytes: CONTENT }));
