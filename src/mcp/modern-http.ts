@@ -41,7 +41,8 @@ export class ModernHttp {
     res.statusCode = response.status;
     response.headers.forEach((value, name) => res.setHeader(name, value));
     if (!response.body || response.headers.get('content-type')?.startsWith('application/json')) {
-      res.end(response.body ? await response.text() : undefined);
+      // The bytes as the SDK encoded them: text() would decode them only for res.end() to encode them again.
+      res.end(response.body ? Buffer.from(await response.arrayBuffer()) : undefined);
       return;
     }
     await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), res).catch(() => res.destroy());
