@@ -5,12 +5,11 @@
 // (401/403), the token's audience if a sign-in issued it (401), body (413/415), framing
 // (406/400), the headers checked against the body (400), session binding (404), a step-up challenge for a tool call an
 // assistant's sign-in lacks the permission for (403, step-up.ts), the protocol era
-// (the SDK's classifier: a 2026-07-28 request carries its version in its own `_meta`), then the
+// (era-route.ts: a 2026-07-28 request carries its version in its own `_meta`), then the
 // server: a 2025-era request through our own transport (JSON, or SSE when progress is asked),
 // a 2026-07-28 request through the SDK's handler for that revision (modern-http.ts).
 // See README.md in this folder for why stateless, and why two transports.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import type { App } from '../app.js';
 import { bearerFrom } from '../auth/authenticate.js';
 import type { Capability } from '../core/capability.js';
@@ -24,6 +23,7 @@ import { mcpResourceOf, protectedResourceMetadataUrlOf, publicBaseOf } from '../
 import { RateLimiter } from '../http/rate-limit.js';
 import { hostPolicyOf, hostRefusal, type HostPolicy } from './allowed-hosts.js';
 import { createMcpServer } from './mcp-server.js';
+import { eraRouteOf } from './era-route.js';
 import { ModernHttp } from './modern-http.js';
 import { stepUpFor } from './step-up.js';
 import { auditActionOf, headerMismatch, rateBucketOf, routingOf } from './standard-headers.js';
@@ -130,10 +130,7 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
     await sendProblem(reply, stepUp.refusal, { hadBearer: true, resourceMetadata, scope: stepUp.scope });
     return;
   }
-  const route = classifyInboundRequest({
-    httpMethod: 'POST', body: body.parsed, protocolVersionHeader: headerOf(request, 'mcp-protocol-version'),
-    mcpMethodHeader: headerOf(request, 'mcp-method'), mcpNameHeader: headerOf(request, 'mcp-name'),
-  });
+  const route = eraRouteOf(request.headers, body);
   if (route.kind === 'reject') return sendRpcError(reply, { status: route.httpStatus, code: route.code, message: route.message });
   reply.hijack();
   const res = reply.raw;
@@ -166,9 +163,4 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
       res.end();
     }
   }
-}
-
-function headerOf(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return typeof value === 'string' ? value : undefined;
 }

@@ -6,10 +6,7 @@
 // 250 us of CPU per call here (README.md): as much as the whole REST request. Protocol handling
 // (initialize, tools/list, tools/call, errors) stays in the SDK Server either way.
 import type { ServerResponse } from 'node:http';
-import {
-  isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse,
-  type JSONRPCMessage, type MessageExtraInfo, type RequestId, type Transport,
-} from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport } from '@modelcontextprotocol/server';
 
 export class JsonResponseTransport implements Transport {
   onclose?: () => void;
@@ -27,16 +24,21 @@ export class JsonResponseTransport implements Transport {
     this.onclose?.();
   }
 
-  /** Hands the messages to the server; a POST of notifications only is answered 202 at once. */
+  /**
+   * Hands the messages to the server; a POST of notifications only is answered 202 at once.
+   * The messages were checked by rpcBodyOf() and what send() gets was built by the SDK, so the
+   * kind of each is read from its members, not checked again against the SDK's schemas (which
+   * copies a whole result to tell a result from an error).
+   */
   deliver(messages: readonly JSONRPCMessage[], extra: MessageExtraInfo): void {
-    for (const message of messages) if (isJSONRPCRequest(message)) this.awaited.add(message.id);
+    for (const message of messages) if ('method' in message && 'id' in message) this.awaited.add(message.id);
     if (this.awaited.size === 0) this.res.writeHead(202).end();
     for (const message of messages) this.onmessage?.(message, extra);
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.res.writableEnded) return;
-    const isResponse = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
+    const isResponse = 'result' in message || 'error' in message;
     if (!isResponse) {
       // A JSON answer has no room for notifications (the SDK transport drops them too in its JSON mode).
       if (this.stream) this.writeEvent(message);

@@ -31,17 +31,22 @@ export class ModernHttp {
     for (const [name, value] of Object.entries(headers)) {
       if (typeof value === 'string' && FORWARDED.test(name)) forwarded.set(name, value);
     }
-    // The client leaving is the 2026-07-28 way of cancelling a request: abort the exchange.
-    const leaving = new AbortController();
-    res.once('close', () => { if (!res.writableFinished) leaving.abort(); });
-    const request = new Request('http://mcp.invalid/mcp', { method: 'POST', headers: forwarded, signal: leaving.signal });
-    this.builders.set(request, build);
+    // The client leaving is the 2026-07-28 way of cancelling a request: close the exchange's
+    // server, which is what the SDK does when the Request's signal aborts (its transport closes,
+    // the handlers' signals abort, the answer becomes a 499). Not through a signal on the
+    // Request: undici ties a given signal to the Request's own with a WeakRef and a
+    // FinalizationRegistry, about 50 us a request here.
+    let server: Server | undefined;
+    res.once('close', () => { if (!res.writableFinished) void server?.close(); });
+    const request = new Request('http://mcp.invalid/mcp', { method: 'POST', headers: forwarded });
+    this.builders.set(request, () => (server = build()));
     const response = await this.handler.fetch(request, { parsedBody });
     if (response.status === 499 || res.destroyed) return;
     res.statusCode = response.status;
     response.headers.forEach((value, name) => res.setHeader(name, value));
     if (!response.body || response.headers.get('content-type')?.startsWith('application/json')) {
-      res.end(response.body ? await response.text() : undefined);
+      // The bytes as the SDK encoded them: text() would decode them only for res.end() to encode them again.
+      res.end(response.body ? Buffer.from(await response.arrayBuffer()) : undefined);
       return;
     }
     await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), res).catch(() => res.destroy());

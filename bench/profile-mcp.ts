@@ -1,0 +1,63 @@
+// Where the time of one MCP `tools/call list_erp_services` goes: `node dist/bench/profile-mcp.js
+// [legacy|modern|rest]` (default legacy; PROFILE_KEEP=1 keeps the profile, BENCH_SECONDS sets the load).
+// Loads teaminfra's server (own process, --cpu-prof, no request log) with the same request the
+// MCP bench sends, reports the server's CPU per request, and sums the profile's self time by
+// function and by package. Not a *.bench.js module, so `npm run bench` does not run it.
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon, { type Options } from 'autocannon';
+import { startChildServer } from './support/child-server.js';
+import { summarize, type Profile } from './support/cpu-profile.js';
+import { seedListServices } from './support/seed.js';
+
+const CALL = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_erp_services', arguments: { limit: 50 } } };
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+function requestOf(side: string, url: string, token: string): Options & { body?: string } {
+  const authorization = `Bearer ${token}`;
+  if (side === 'rest') return { url: `${url}/api/service-erp?limit=50`, headers: { authorization, accept: 'application/json' } };
+  const modern = side === 'modern';
+  const body = modern ? { ...CALL, params: { ...CALL.params, _meta: MODERN_META } } : CALL;
+  return {
+    url: `${url}/mcp`, method: 'POST', body: JSON.stringify(body),
+    headers: {
+      authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': modern ? '2026-07-28' : '2025-06-18',
+      ...(modern ? { 'mcp-method': 'tools/call', 'mcp-name': 'list_erp_services' } : {}),
+    },
+  };
+}
+
+const side = process.argv[2] ?? 'legacy';
+const dataDir = mkdtempSync(join(tmpdir(), 'teaminfra-profile-mcp-'));
+const profileDir = join(dataDir, 'profiles');
+try {
+  const fixture = await seedListServices(dataDir);
+  const server = await startChildServer('ours.js', [dataDir, 'off'], ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+  try {
+    const request = requestOf(side, server.url, fixture.token);
+    await autocannon({ ...request, connections: 10, duration: 2 });
+    const cpuBefore = await server.cpuMicros();
+    const result = await autocannon({ ...request, connections: 10, duration: Number(process.env.BENCH_SECONDS ?? 6) });
+    const cpu = (await server.cpuMicros()) - cpuBefore;
+    const ok = result.requests.total - result.non2xx;
+    console.log(`${side}: ${result.requests.average.toFixed(0)} req/s, ${(cpu / ok).toFixed(0)} us CPU/request under the profiler, ${result.non2xx} non-2xx`);
+  } finally {
+    await server.stop();
+  }
+  const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
+  if (!file) throw new Error('no .cpuprofile was written');
+  summarize(JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as Profile);
+  if (process.env.PROFILE_KEEP) {
+    const kept = join(tmpdir(), `teaminfra-mcp-${side}-${Date.now()}.cpuprofile`);
+    copyFileSync(join(profileDir, file), kept);
+    console.log(`profile kept at ${kept}`);
+  }
+} finally {
+  rmSync(dataDir, { recursive: true, force: true });
+}
