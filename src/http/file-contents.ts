@@ -8,7 +8,7 @@ import type { FileSource } from '../core/capability.js';
 import { AppError } from '../core/errors.js';
 import type { Db } from '../db/connect.js';
 import { rawMessageOf } from '../db/repositories/caught-emails.js';
-import { isEngineBackupPath, localBackupFile } from '../engine/docker/backup-store.js';
+import { isEngineBackupPath } from '../engine/docker/engine-backup-path.js';
 import { DriverError } from '../engine/driver.js';
 
 export type FileContents = { path: string } | { bytes: Buffer };
@@ -27,6 +27,8 @@ export async function contentsOf(db: Db, file: FileSource): Promise<FileContents
   }
   if (isEngineBackupPath(file.path)) {
     try {
+      // Loaded here: the Docker engine client is needed for this only (the stdio server loads this module).
+      const { localBackupFile } = await import('../engine/docker/backup-store.js');
       return { path: await localBackupFile(db.kysely, db.dataDir, { path: file.path, sha256: file.sha256 ?? '' }) };
     } catch (error) {
       if (error instanceof DriverError) throw new AppError('conflict', `${file.filename} cannot be read: ${error.reason}`);
