@@ -2,7 +2,8 @@
 // of mcp.config.json says (placeholders filled in), spoken to by the SDK's own Client, against
 // the data directory of a running test server so REST answers can be compared.
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -151,6 +152,34 @@ describe('teaminfra mcp over stdio', () => {
     const lines = stdout.trim().split('\n');
     for (const line of lines) expect(JSONRPCMessageSchema.safeParse(JSON.parse(line)).success, line).toBe(true);
     expect(lines.map((line) => JSON.parse(line).id)).toEqual([1, 3]);
+  });
+});
+
+describe('teaminfra mcp at start', () => {
+  // What an assistant waits for when it starts the server: only what answering needs is loaded.
+  // These belong to `serve` (HTTP, panel, sign-in, mail catcher) or to a Docker engine.
+  const NOT_NEEDED = ['fastify', 'undici', 'tar-stream', 'smtp-server', 'mailparser', 'oidc-provider', 'swagger-ui-dist', 'pg'];
+
+  it('loads none of the HTTP server, sign-in, mail catcher or Docker engine client to answer tools/list', async () => {
+    const log = join(tempDataDir(), 'modules.txt');
+    const child = spawn(process.execPath, ['--import', join(import.meta.dirname, '../support/module-log-hook.mjs'), CLI, 'mcp', '--data-dir', server.dataDir, ...databaseArgs()], {
+      env: { ...process.env, TEAMINFRA_TOKEN: (await token()).value, TEAMINFRA_TEST_MODULE_LOG: log }, stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    const answered = new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk;
+      if (stdout.includes('"id":2')) resolve();
+    }));
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) + '\n');
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) + '\n');
+    await answered;
+    child.stdin.end();
+    await new Promise((resolve) => child.on('exit', resolve));
+    const packages = new Set(readFileSync(log, 'utf8').split('\n')
+      .map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((name): name is string => name !== undefined));
+    expect(packages.has('@modelcontextprotocol/server')).toBe(true);
+    // pg: the test may run on PostgreSQL, where loading it is right.
+    expect([...packages].filter((name) => NOT_NEEDED.includes(name) && !(name === 'pg' && server.databaseUrl))).toEqual([]);
   });
 });
 
