@@ -5,7 +5,7 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { Kysely, SqliteDialect, sql } from './kysely-runtime.js';
 import type { Database } from './tables.js';
 import { applySchema } from './apply-schema.js';
 import { upgradeSqliteSchema } from './upgrade-schema.js';

@@ -2,7 +2,7 @@
 // query, statement by statement, one node at a time (a session advisory lock per schema): two
 // nodes starting together would otherwise race inside CREATE ... IF NOT EXISTS. Each statement
 // commits on its own, so a node starting never holds locks on several tables at once.
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect } from './kysely-runtime.js';
 import type pg from 'pg';
 import { schemaStatements } from './apply-schema.js';
 import { SCHEMA_LOCK_CLASS } from './dialect.js';

@@ -11,7 +11,8 @@
 //   int8 as a number (dialect-postgres.ts), so `countAll<number>()` is a number on both.
 // - The raw SQLite handle exists only on SQLite (connect.ts); the prepared-statement fast path of
 //   the hot reads exists on both (prepared-queries.ts).
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import { PostgresAdapter, sql } from './kysely-runtime.js';
 
 export type DatabaseEngine = 'sqlite' | 'postgres';
 

@@ -5,7 +5,8 @@
 // planner rightly prefers them on tables this small), so a Seq Scan there means no index serves
 // the query at all.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery } from 'kysely';
+import type { CompiledQuery } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect } from '../../src/db/kysely-runtime.js';
 import pg from 'pg';
 import type { Reach } from '../../src/core/principal.js';
 import type { Database } from '../../src/db/tables.js';

@@ -160,7 +160,7 @@ describe('teaminfra mcp at start', () => {
   // These belong to `serve` (HTTP, panel, sign-in, mail catcher) or to a Docker engine.
   const NOT_NEEDED = ['fastify', 'undici', 'tar-stream', 'smtp-server', 'mailparser', 'oidc-provider', 'swagger-ui-dist', 'pg'];
 
-  it('loads none of the HTTP server, sign-in, mail catcher or Docker engine client to answer tools/list', async () => {
+  it('loads none of the HTTP server, sign-in, mail catcher or Docker engine client, nor Kysely\'s ESM build, to answer tools/list', async () => {
     const log = join(tempDataDir(), 'modules.txt');
     const child = spawn(process.execPath, ['--import', join(import.meta.dirname, '../support/module-log-hook.mjs'), CLI, 'mcp', '--data-dir', server.dataDir, ...databaseArgs()], {
       env: { ...process.env, TEAMINFRA_TOKEN: (await token()).value, TEAMINFRA_TEST_MODULE_LOG: log }, stdio: ['pipe', 'pipe', 'pipe'],
@@ -175,7 +175,10 @@ describe('teaminfra mcp at start', () => {
     await answered;
     child.stdin.end();
     await new Promise((resolve) => child.on('exit', resolve));
-    const packages = new Set(readFileSync(log, 'utf8').split('\n')
+    const urls = readFileSync(log, 'utf8').split('\n');
+    // Kysely's values come from its CommonJS build (src/db/kysely-runtime.ts): its ESM build is 262 modules to link.
+    expect(urls.filter((url) => url.includes('/node_modules/kysely/dist/esm/'))).toEqual([]);
+    const packages = new Set(urls
       .map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((name): name is string => name !== undefined));
     expect(packages.has('@modelcontextprotocol/server')).toBe(true);
     // pg: the test may run on PostgreSQL, where loading it is right.

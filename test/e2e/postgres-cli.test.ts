@@ -2,7 +2,7 @@
 // refusals of a bad address or pool size, and a restart that changes nothing: schema.sql
 // applied again on the same database keeps every table, column and row.
 import { rmSync } from 'node:fs';
-import { sql } from 'kysely';
+import { sql } from '../../src/db/kysely-runtime.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/connect.js';
 import { admin, runCli, startServe, type ServeProcess } from '../support/cli.js';

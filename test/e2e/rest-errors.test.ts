@@ -1,7 +1,7 @@
 // How the REST API refuses: problem+json everywhere, the right status and headers, no internal
 // text and no token value anywhere a client or a log reader could see it.
 import { Writable } from 'node:stream';
-import { sql } from 'kysely';
+import { sql } from '../../src/db/kysely-runtime.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJson, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 
