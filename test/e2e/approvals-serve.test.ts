@@ -3,14 +3,14 @@
 // expire (the serve process's own sweeper), it fails with the reason and the data is untouched.
 // Then serve is killed (SIGKILL) while a stop awaits approval: after the restart, and after a
 // sweep, the service still runs; approved, the stop is carried out.
-import { rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type SqliteDb } from '../../src/db/connect.js';
+import type { SqliteDb } from '../../src/db/connect.js';
 import { admin, startServe, type ServeProcess } from '../support/cli.js';
 import { tempDataDir } from '../support/fixtures.js';
-import { act, killProcessesMatching, processesMatching, send, waitForOperation } from '../engine/support/engine-http.js';
-import { countProducts, deleteProducts, serviceDatabase } from '../engine/support/service-data.js';
+import { act, processesMatching, send, waitForOperation } from '../engine/support/engine-http.js';
+import { countProducts, deleteProducts } from '../engine/support/service-data.js';
+import { leaveNothingBehind, serveWithBackup } from './support/served-backup.js';
 
 describe.skipIf(process.platform !== 'linux')('approval before an action, through teaminfra serve', () => {
   const dataDir = tempDataDir();
@@ -34,22 +34,9 @@ describe.skipIf(process.platform !== 'linux')('approval before an action, throug
       '--permissions', 'services:operate,backups:restore', '--needs-approval', 'restore_backup,stop_erp_service']) as { id: string; token: string };
     approver = (await admin(dataDir, ['create-token', '--team', teamId, '--name', 'on-call',
       '--permissions', 'decisions:answer'])).token as string;
-    db = openDatabase(dataDir);
-    database = serviceDatabase(dataDir, serverId, serviceId);
-    serve = await startServe(dataDir);
-    expect((await act(serve.baseUrl, ops, 'POST', `/api/service-erp/${serviceId}/start`)).state).toBe('succeeded');
-    const backup = await act(serve.baseUrl, ops, 'POST', `/api/service-erp/${serviceId}/backups`);
-    expect(backup.state).toBe('succeeded');
-    backupId = backup.backup_id;
-    productsInBackup = countProducts(database);
-    expect(productsInBackup).toBeGreaterThan(0);
+    ({ serve, db, database, backupId, productsInBackup } = await serveWithBackup(dataDir, { serverId, serviceId }, ops));
   }, 60_000);
-  afterAll(async () => {
-    await serve?.stop('SIGKILL');
-    await db?.close();
-    await killProcessesMatching(dataDir);
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => leaveNothingBehind(dataDir, serve, db));
 
   /** The agent asks for a restore; it answers 202 with the operation held and its decision. */
   async function heldRestore(): Promise<{ id: string; decision_id: string }> {

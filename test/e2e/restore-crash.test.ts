@@ -3,14 +3,14 @@
 // in place, and the service runs again, once, because it ran before. (Review: killed 90-120 ms
 // in, the restore showed succeeded and the service stopped: the resumed attempt found the
 // service stopped by the first one and took that for how it was.)
-import { rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type SqliteDb } from '../../src/db/connect.js';
+import type { SqliteDb } from '../../src/db/connect.js';
 import { admin, startServe, type ServeProcess } from '../support/cli.js';
 import { tempDataDir } from '../support/fixtures.js';
-import { act, fetchText, killProcessesMatching, processesMatching, send, waitForOperation } from '../engine/support/engine-http.js';
-import { countProducts, deleteProducts, serviceDatabase } from '../engine/support/service-data.js';
+import { act, fetchText, processesMatching, send, waitForOperation } from '../engine/support/engine-http.js';
+import { countProducts, deleteProducts } from '../engine/support/service-data.js';
+import { leaveNothingBehind, serveWithBackup } from './support/served-backup.js';
 
 interface Progress {
   operation: string;
@@ -47,22 +47,9 @@ describe.skipIf(process.platform !== 'linux')('teaminfra serve killed in the mid
     const serverId = (await admin(dataDir, ['create-server', '--team', teamId, '--name', 'local'])).id;
     serviceId = (await admin(dataDir, ['create-service', '--team', teamId, '--server', serverId, '--name', 'Restored ERP'])).id;
     token = (await admin(dataDir, ['create-token', '--team', teamId, '--name', 'ops', '--full-access'])).token;
-    db = openDatabase(dataDir);
-    database = serviceDatabase(dataDir, serverId, serviceId);
-    serve = await startServe(dataDir);
-    expect((await act(serve.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/start`)).state).toBe('succeeded');
-    const backup = await act(serve.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/backups`);
-    expect(backup.state).toBe('succeeded');
-    backupId = backup.backup_id;
-    productsInBackup = countProducts(database);
-    expect(productsInBackup).toBeGreaterThan(0);
+    ({ serve, db, database, backupId, productsInBackup } = await serveWithBackup(dataDir, { serverId, serviceId }, token));
   }, 60_000);
-  afterAll(async () => {
-    await serve?.stop('SIGKILL');
-    await db?.close();
-    await killProcessesMatching(dataDir);
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => leaveNothingBehind(dataDir, serve, db));
 
   it.each(MOMENTS)('finishes the restore and runs the service once, when serve is killed $name', async ({ reached }) => {
     // Each case starts from a running service, whatever the one before left.
