@@ -35,9 +35,17 @@ export async function teamDecisionEntries(db: Kysely<Database>, teamId: string, 
   const { pending, history } = await listTeamDecisions(db, teamId, HISTORY_LIMIT);
   const open = pending.filter((row) => row.expires_at > now);
   const overdue = pending.filter((row) => row.expires_at <= now);
-  const ended = [...overdue, ...history].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).slice(0, HISTORY_LIMIT);
+  // The most recently ended first: answered or cancelled at answered_at, expired at expires_at.
+  const endedAt = (row: DecisionRow) => row.answered_at ?? row.expires_at;
+  const ended = [...overdue, ...history]
+    .sort((a, b) => descending(endedAt(a), endedAt(b)) || descending(a.id, b.id)).slice(0, HISTORY_LIMIT);
   const describe = await describer(db, teamId, [...open, ...ended], now);
   return { pending: open.map(describe), history: ended.map(describe) };
+}
+
+/** For sort(): the greater string first (ISO times and ids compare as plain strings). */
+function descending(a: string, b: string): number {
+  return a < b ? 1 : a > b ? -1 : 0;
 }
 
 /** Loads the names the rows refer to, in one query per table, and returns the row → entry mapping. */

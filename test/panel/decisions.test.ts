@@ -115,6 +115,20 @@ describe('POST /panel/decisions/{id}/answer', () => {
     expect(audited).toEqual([{ actor_type: 'user', actor_id: member.id, channel: 'panel', target_type: 'decision', outcome: 'allowed', detail: 'answer: friday' }]);
   });
 
+  it('heads the history with the decision that ended last, even when it was asked first, and names it after the answer', async () => {
+    const askedFirst = await ask({ question: 'Rename the staging copy?', options: ['yes', 'no'] });
+    const newer: string[] = [];
+    for (let i = 0; i < 55; i++) newer.push((await ask({ question: `Routine question ${i}?`, options: ['yes', 'no'] })).id);
+    const visitor = await signedIn('member@example.com');
+    for (const id of newer) expect((await answer(visitor, id, 'yes')).status).toBe(303);
+    const answered = await answer(visitor, askedFirst.id, 'no');
+    const page = await visitor.request('GET', answered.location!);
+    expect(page.text).toContain('Answered “Rename the staging copy?”: no.');
+    const historyIds = [...page.text.matchAll(/<tr data-decision-id="([^"]+)"/g)].map((match) => match[1]);
+    expect(historyIds[0]).toBe(askedFirst.id);
+    expect(historyIds[1]).toBe(newer.at(-1));
+  });
+
   it('answers 409 with the already-answered sentence when the decision was answered before', async () => {
     const asked = await ask({ question: 'Deploy now?', options: ['yes', 'no'] });
     const owner = await signedIn('owner@example.com');

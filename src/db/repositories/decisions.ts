@@ -39,12 +39,16 @@ export async function findDecision(db: Kysely<Database>, decisionId: string): Pr
   return db.selectFrom('decisions').selectAll().where('id', '=', decisionId).executeTakeFirst();
 }
 
-/** The team's decisions for the panel: pending first (oldest first), then the latest others. */
+/**
+ * The team's decisions for the panel: pending first (oldest first), then the others, the most
+ * recently ended first (answered or cancelled at answered_at, expired at expires_at), so that a
+ * decision asked long ago and answered just now heads the history.
+ */
 export async function listTeamDecisions(db: Kysely<Database>, teamId: string, historyLimit: number) {
   const [pending, history] = await Promise.all([
     db.selectFrom('decisions').selectAll().where('team_id', '=', teamId).where('state', '=', 'pending').orderBy('id').execute(),
     db.selectFrom('decisions').selectAll().where('team_id', '=', teamId).where('state', '!=', 'pending')
-      .orderBy('id', 'desc').limit(historyLimit).execute(),
+      .orderBy((eb) => eb.fn.coalesce('answered_at', 'expires_at'), 'desc').orderBy('id', 'desc').limit(historyLimit).execute(),
   ]);
   return { pending, history };
 }
