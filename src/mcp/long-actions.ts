@@ -9,7 +9,7 @@ import { CLIENT_CAPABILITIES_META_KEY, type CallToolRequest, type CallToolResult
 import type { Capability } from '../core/capability.js';
 import type { CoreDeps } from '../core/invoke.js';
 import type { Principal } from '../core/principal.js';
-import { taskIdOf } from './task-handles.js';
+import { taskHandleKeys, taskIdOf } from './task-handles.js';
 import { createTaskResultOf, taskStateOf } from './task-view.js';
 import { awaitOperation, isQueuedOperation, waitOptionsFromEnv, type WaitOptions } from './await-operation.js';
 import { awaitDecision, isPendingDecision } from './await-decision.js';
@@ -37,7 +37,7 @@ export async function answerLongAction(capability: Capability, output: unknown, 
   const kind = isPendingDecision(output) ? 'decision' : capability.http.status === 202 && isQueuedOperation(output) ? 'operation' : undefined;
   if (kind && followsTasks(context) && context.canRead(kind)) {
     const subject = output as { id: string; state: string; created_at: string };
-    const taskId = taskIdOf(subject.id, (await context.principal()).tokenId);
+    const taskId = taskIdOf(subject.id, (await context.principal()).tokenId, taskHandleKeys(deps.db.dataDir));
     return createTaskResultOf(taskStateOf(taskId, subject), context.era);
   }
   if (isPendingDecision(output)) {

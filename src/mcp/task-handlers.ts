@@ -12,7 +12,7 @@ import { admit, invoke, type CoreDeps, type Credentials } from '../core/invoke.j
 import type { ToolCatalog } from './tool-definitions.js';
 import { problemOf } from '../http/problem.js';
 import { protocolErrorOf } from './tool-results.js';
-import { targetOfTask } from './task-handles.js';
+import { targetOfTask, taskHandleKeys } from './task-handles.js';
 import { taskFieldsOf, taskStateOf, type TaskState, type TaskSubject } from './task-view.js';
 import { awaitOperation, waitOptionsFromEnv } from './await-operation.js';
 import { awaitDecision } from './await-decision.js';
@@ -59,7 +59,7 @@ export function registerTaskHandlers(server: Server, context: TaskHandlerContext
 export async function readTask(context: TaskHandlerContext, taskId: string, method: string): Promise<TaskState> {
   const { tools, deps, credentials } = context;
   const principal = await admit(deps, credentials, method).catch((thrown: unknown) => { throw protocolErrorOf(toAppError(thrown)); });
-  const targetId = targetOfTask(taskId, principal.tokenId);
+  const targetId = targetOfTask(taskId, principal.tokenId, taskHandleKeys(deps.db.dataDir));
   const reader = targetId?.startsWith('dec_') ? tools.find('get_decision') : tools.find('get_operation');
   if (!targetId || !reader) throw noSuchTask();
   const input = targetId.startsWith('dec_') ? { decision_id: targetId } : { operation_id: targetId };
@@ -75,7 +75,8 @@ export async function readTask(context: TaskHandlerContext, taskId: string, meth
 async function endedTask(context: TaskHandlerContext, taskId: string): Promise<TaskState> {
   const state = await readTask(context, taskId, 'tasks/result');
   if (state.status === 'completed') return state;
-  const targetId = targetOfTask(taskId, (await admit(context.deps, context.credentials, 'tasks/result')).tokenId) as string;
+  const tokenId = (await admit(context.deps, context.credentials, 'tasks/result')).tokenId;
+  const targetId = targetOfTask(taskId, tokenId, taskHandleKeys(context.deps.db.dataDir)) as string;
   const subject = { id: targetId, state: 'queued' };
   if (targetId.startsWith('dec_')) await awaitDecision(context.deps.db, { ...subject, state: 'pending' }, waitOptionsFromEnv());
   else await awaitOperation(context.deps.db, subject, waitOptionsFromEnv());
