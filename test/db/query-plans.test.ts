@@ -101,6 +101,23 @@ describe(`query plans (${engine})`, () => {
     return plansOf(test, recorder.queries);
   }
 
+  // A row about an optional service, for a token limited to services (service-reach.ts): its
+  // listed services and their copies, each subquery read by key; and, limited to servers, its servers.
+  const LISTED_SERVICES_OR_COPIES = [
+    'LIST SUBQUERY 1',
+    'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+    'CREATE BLOOM FILTER',
+    'LIST SUBQUERY 3',
+    'SEARCH erp_services USING COVERING INDEX erp_services_parent_id (parent_id=?)',
+    'LIST SUBQUERY 2',
+    'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+    'CREATE BLOOM FILTER',
+  ];
+  const LISTED_SERVERS = [
+    'LIST SUBQUERY 4',
+    'SEARCH api_token_servers USING COVERING INDEX sqlite_autoindex_api_token_servers_1 (token_id=?)',
+    'CREATE BLOOM FILTER',
+  ];
   const cursor = () => encodeCursor(fixture.serviceIds[0]!);
   // Each read, and on SQLite the exact plan it must have: every table reached by key.
   // `sqlite` is the plan of the one query a read sends, or of each when it sends several.
@@ -150,31 +167,13 @@ describe(`query plans (${engine})`, () => {
     ] },
     { name: 'operations, listed services and servers', read: (db) => listReachableOperations(db, listedReach, { limit: 20 }), sqlite: [
       'SEARCH o USING INDEX operations_team (team_id=?)',
-      'LIST SUBQUERY 1',
-      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
-      'CREATE BLOOM FILTER',
-      'LIST SUBQUERY 3',
-      'SEARCH erp_services USING COVERING INDEX erp_services_parent_id (parent_id=?)',
-      'LIST SUBQUERY 2',
-      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
-      'CREATE BLOOM FILTER',
-      'LIST SUBQUERY 4',
-      'SEARCH api_token_servers USING COVERING INDEX sqlite_autoindex_api_token_servers_1 (token_id=?)',
-      'CREATE BLOOM FILTER',
+      ...LISTED_SERVICES_OR_COPIES,
+      ...LISTED_SERVERS,
     ] },
     { name: 'one operation', read: (db) => findReachableOperation(db, listedReach, 'op_00000000000000000000'), sqlite: [
       'SEARCH o USING INDEX sqlite_autoindex_operations_1 (id=?)',
-      'LIST SUBQUERY 1',
-      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
-      'CREATE BLOOM FILTER',
-      'LIST SUBQUERY 3',
-      'SEARCH erp_services USING COVERING INDEX erp_services_parent_id (parent_id=?)',
-      'LIST SUBQUERY 2',
-      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
-      'CREATE BLOOM FILTER',
-      'LIST SUBQUERY 4',
-      'SEARCH api_token_servers USING COVERING INDEX sqlite_autoindex_api_token_servers_1 (token_id=?)',
-      'CREATE BLOOM FILTER',
+      ...LISTED_SERVICES_OR_COPIES,
+      ...LISTED_SERVERS,
     ] },
     { name: 'backups of a service', read: (db) => listBackupsOfService(db, fixture.serviceIds[0]!, { limit: 20 }), sqlite: [
       'SEARCH b USING INDEX backups_service (service_id=?)',
@@ -189,25 +188,11 @@ describe(`query plans (${engine})`, () => {
     // read in order and each checked against the token's list (as operations are).
     { name: 'pending decisions, listed services', read: (db) => listReachableDecisions(db, listedReach, { limit: 20 }, 'pending'), sqlite: [
       'SEARCH d USING INDEX decisions_team (team_id=?)',
-      'LIST SUBQUERY 1',
-      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
-      'CREATE BLOOM FILTER',
-      'LIST SUBQUERY 3',
-      'SEARCH erp_services USING COVERING INDEX erp_services_parent_id (parent_id=?)',
-      'LIST SUBQUERY 2',
-      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
-      'CREATE BLOOM FILTER',
+      ...LISTED_SERVICES_OR_COPIES,
     ] },
     { name: 'one decision, listed services', read: (db) => findReachableDecision(db, listedReach, 'dec_00000000000000000000'), sqlite: [
       'SEARCH d USING INDEX sqlite_autoindex_decisions_1 (id=?)',
-      'LIST SUBQUERY 1',
-      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
-      'CREATE BLOOM FILTER',
-      'LIST SUBQUERY 3',
-      'SEARCH erp_services USING COVERING INDEX erp_services_parent_id (parent_id=?)',
-      'LIST SUBQUERY 2',
-      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
-      'CREATE BLOOM FILTER',
+      ...LISTED_SERVICES_OR_COPIES,
     ] },
     // The history is sorted by when each decision ended: the team's ended decisions, no one else's.
     { name: 'the panel\'s decisions (pending, then history)', read: (db) => listTeamDecisions(db, fixture.teamId, 50), sqlite: [

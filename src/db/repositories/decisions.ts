@@ -5,6 +5,7 @@ import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Reach } from '../../core/principal.js';
 import type { Database, DecisionState, DecisionsTable } from '../tables.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';
+import { serviceInListedReach } from './service-reach.js';
 
 export type DecisionRow = DecisionsTable;
 
@@ -12,14 +13,7 @@ function decisionReachable(reach: Reach) {
   return (eb: ExpressionBuilder<Database & { d: Database['decisions'] }, 'd'>) => {
     const ofTeam = eb('d.team_id', '=', reach.teamId);
     if (!reach.restrictServices) return ofTeam;
-    const listed = eb.selectFrom('api_token_services').select('service_id').where('token_id', '=', reach.tokenId);
-    const copiesOfListed = eb.selectFrom('erp_services').select('id').where('parent_id', 'in', listed);
-    return eb.and([ofTeam, eb.or([
-      eb('d.asked_by_token_id', '=', reach.tokenId),
-      eb('d.service_id', 'is', null),
-      eb('d.service_id', 'in', listed),
-      eb('d.service_id', 'in', copiesOfListed),
-    ])]);
+    return eb.and([ofTeam, eb.or([eb('d.asked_by_token_id', '=', reach.tokenId), serviceInListedReach(eb, 'd.service_id', reach.tokenId)])]);
   };
 }
 

@@ -4,6 +4,7 @@ import type { Database } from '../tables.js';
 import type { Reach } from '../../core/principal.js';
 import { skipLocked } from '../dialect.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';
+import { serviceInListedReach } from './service-reach.js';
 
 export const OPERATION_COLUMNS = [
   'o.id', 'o.kind', 'o.state', 'o.reason', 'o.service_id', 'o.server_id', 'o.requested_channel',
@@ -23,13 +24,7 @@ function operationReachable(reach: Reach) {
     if (reach.requestedOnly) return eb.and([ofTeam, requestedByCaller]);
     const conditions = [];
     if (reach.restrictServices) {
-      const listed = eb.selectFrom('api_token_services').select('service_id').where('token_id', '=', reach.tokenId);
-      const copiesOfListed = eb.selectFrom('erp_services').select('id').where('parent_id', 'in', listed);
-      conditions.push(eb.or([
-        eb('o.service_id', 'is', null),
-        eb('o.service_id', 'in', listed),
-        eb('o.service_id', 'in', copiesOfListed),
-      ]));
+      conditions.push(serviceInListedReach(eb, 'o.service_id', reach.tokenId));
     }
     if (reach.restrictServers) {
       const listed = eb.selectFrom('api_token_servers').select('server_id').where('token_id', '=', reach.tokenId);
