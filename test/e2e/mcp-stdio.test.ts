@@ -28,6 +28,26 @@ const token = (options: Parameters<typeof makeToken>[2] = {}) => makeToken(serve
 /** The test server's database, for `teaminfra mcp` started by hand (SQLite: its data directory is enough). */
 const databaseArgs = () => (server.databaseUrl ? ['--database-url', server.databaseUrl] : []);
 
+/**
+ * `teaminfra mcp` spoken to by hand, line by line: writes `lines`, waits for the answer whose id
+ * is `lastId`, closes stdin; what it wrote on stdout (one line per message) and its exit code.
+ */
+async function rawStdio(lines: string[], lastId: number, options: { nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {}) {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI, 'mcp', '--data-dir', server.dataDir, ...databaseArgs()], {
+    env: { ...process.env, TEAMINFRA_TOKEN: (await token()).value, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  const answered = new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk;
+    if (stdout.includes(`"id":${lastId}`)) resolve();
+  }));
+  for (const line of lines) child.stdin.write(line + '\n');
+  await answered;
+  child.stdin.end();
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { lines: stdout.trim().split('\n'), code };
+}
+
 describe('mcp.config.json', () => {
   it('has one stdio entry and one streamable-HTTP entry with placeholders, under mcpServers', () => {
     const entries = Object.values(readConfig().mcpServers);
@@ -132,24 +152,13 @@ describe('teaminfra mcp over stdio', () => {
   });
 
   it('keeps serving after a malformed line and writes nothing but JSON-RPC to stdout', async () => {
-    const child = spawn(process.execPath, [CLI, 'mcp', '--data-dir', server.dataDir, ...databaseArgs()], {
-      env: { ...process.env, TEAMINFRA_TOKEN: (await token()).value }, stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    const answered = new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk;
-      if (stdout.includes('"id":3')) resolve();
-    }));
-    const send = (line: string) => child.stdin.write(line + '\n');
-    send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }));
-    send('{"jsonrpc": "2.0", "id": 2, "method": tools/list}');
-    send('{"not": "json-rpc"}');
-    send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }));
-    await answered;
-    child.stdin.end();
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const { lines, code } = await rawStdio([
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+      '{"jsonrpc": "2.0", "id": 2, "method": tools/list}',
+      '{"not": "json-rpc"}',
+      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+    ], 3);
     expect(code).toBe(0);
-    const lines = stdout.trim().split('\n');
     for (const line of lines) expect(JSONRPCMessageSchema.safeParse(JSON.parse(line)).success, line).toBe(true);
     expect(lines.map((line) => JSON.parse(line).id)).toEqual([1, 3]);
   });
@@ -162,19 +171,10 @@ describe('teaminfra mcp at start', () => {
 
   it('loads none of the HTTP server, sign-in, mail catcher or Docker engine client, nor Kysely\'s ESM build, to answer tools/list', async () => {
     const log = join(tempDataDir(), 'modules.txt');
-    const child = spawn(process.execPath, ['--import', join(import.meta.dirname, '../support/module-log-hook.mjs'), CLI, 'mcp', '--data-dir', server.dataDir, ...databaseArgs()], {
-      env: { ...process.env, TEAMINFRA_TOKEN: (await token()).value, TEAMINFRA_TEST_MODULE_LOG: log }, stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    const answered = new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk;
-      if (stdout.includes('"id":2')) resolve();
-    }));
-    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) + '\n');
-    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) + '\n');
-    await answered;
-    child.stdin.end();
-    await new Promise((resolve) => child.on('exit', resolve));
+    await rawStdio([
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    ], 2, { nodeArgs: ['--import', join(import.meta.dirname, '../support/module-log-hook.mjs')], env: { TEAMINFRA_TEST_MODULE_LOG: log } });
     const urls = readFileSync(log, 'utf8').split('\n');
     // Kysely's values come from its CommonJS build (src/db/kysely-runtime.ts): its ESM build is 262 modules to link.
     expect(urls.filter((url) => url.includes('/node_modules/kysely/dist/esm/'))).toEqual([]);
@@ -188,22 +188,12 @@ describe('teaminfra mcp at start', () => {
 
 describe('teaminfra mcp and malformed requests', () => {
   it('answers -32602 with a sentence when a tools/call has no tool name, and keeps serving', async () => {
-    const child = spawn(process.execPath, [CLI, 'mcp', '--data-dir', server.dataDir, ...databaseArgs()], {
-      env: { ...process.env, TEAMINFRA_TOKEN: (await token()).value }, stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    const answered = new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk;
-      if (stdout.includes('"id":3')) resolve();
-    }));
-    const send = (message: object) => child.stdin.write(JSON.stringify(message) + '\n');
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: {} } });
-    send({ jsonrpc: '2.0', id: 3, method: 'tools/list' });
-    await answered;
-    child.stdin.end();
-    await new Promise((resolve) => child.on('exit', resolve));
-    const answers = stdout.trim().split('\n').map((line) => JSON.parse(line) as { id: number; error?: object; result?: object });
+    const { lines } = await rawStdio([
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: {} } },
+      { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+    ].map((message) => JSON.stringify(message)), 3);
+    const answers = lines.map((line) => JSON.parse(line) as { id: number; error?: object; result?: object });
     expect(answers.find((answer) => answer.id === 2)?.error)
       .toEqual({ code: -32602, message: 'Invalid tools/call request: params.name is missing; it must be a string.' });
     expect(answers.find((answer) => answer.id === 3)?.result).toBeDefined();
