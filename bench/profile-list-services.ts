@@ -5,7 +5,7 @@
 // 2. Loads teaminfra's server (own process, started with --cpu-prof) with autocannon and sums
 //    the profile's self time by function and by package.
 // Not a *.bench.js module, so `npm run bench` does not run it.
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +19,7 @@ import listErpServices from '../tools/services/list-erp-services.js';
 import { startChildServer } from './support/child-server.js';
 import { measure } from './support/load.js';
 import { seedListServices } from './support/seed.js';
-import { summarize, type Profile } from './support/cpu-profile.js';
+import { summarizeProfileIn } from './support/cpu-profile.js';
 
 async function time(label: string, iterations: number, body: () => unknown): Promise<number> {
   for (let i = 0; i < Math.min(2000, iterations); i++) await body();
@@ -76,15 +76,7 @@ try {
   } finally {
     await server.stop();
   }
-  const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
-  if (!file) throw new Error('no .cpuprofile was written');
-  summarize(JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as Profile);
-  if (process.env.PROFILE_KEEP) {
-    // For Chrome DevTools or speedscope.
-    const kept = join(tmpdir(), `teaminfra-list-services-${Date.now()}.cpuprofile`);
-    copyFileSync(join(profileDir, file), kept);
-    console.log(`profile kept at ${kept}`);
-  }
+  summarizeProfileIn(profileDir, `list-services`);
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
 }

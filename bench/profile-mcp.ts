@@ -3,12 +3,12 @@
 // Loads teaminfra's server (own process, --cpu-prof, no request log) with the same request the
 // MCP bench sends, reports the server's CPU per request, and sums the profile's self time by
 // function and by package. Not a *.bench.js module, so `npm run bench` does not run it.
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon, { type Options } from 'autocannon';
 import { startChildServer } from './support/child-server.js';
-import { summarize, type Profile } from './support/cpu-profile.js';
+import { summarizeProfileIn } from './support/cpu-profile.js';
 import { seedListServices } from './support/seed.js';
 
 const CALL = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_erp_services', arguments: { limit: 50 } } };
@@ -50,14 +50,7 @@ try {
   } finally {
     await server.stop();
   }
-  const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
-  if (!file) throw new Error('no .cpuprofile was written');
-  summarize(JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as Profile);
-  if (process.env.PROFILE_KEEP) {
-    const kept = join(tmpdir(), `teaminfra-mcp-${side}-${Date.now()}.cpuprofile`);
-    copyFileSync(join(profileDir, file), kept);
-    console.log(`profile kept at ${kept}`);
-  }
+  summarizeProfileIn(profileDir, `mcp-${side}`);
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -1,5 +1,9 @@
 // Sums a V8 CPU profile (`--cpu-prof`) by package and by function, self and inclusive time, for
 // the profile scripts in bench/ (profile-list-services.ts, profile-mcp.ts).
+import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 export interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
 export interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
 
@@ -60,4 +64,19 @@ export function summarize(profile: Profile) {
   for (const [key, micros] of top(byFunction, 30)) console.log(`  ${((100 * micros) / busy).toFixed(1).padStart(5)}%  ${key}`);
   console.log('inclusive time of our own functions (teaminfra code only):');
   for (const [key, micros] of top(inclusive, 25)) console.log(`  ${((100 * micros) / busy).toFixed(1).padStart(5)}%  ${key}`);
+}
+
+/**
+ * Summarizes the profile `--cpu-prof` wrote into `profileDir`; with PROFILE_KEEP set, also keeps
+ * a copy (for Chrome DevTools or speedscope) under the temporary directory, named after `name`.
+ */
+export function summarizeProfileIn(profileDir: string, name: string): void {
+  const file = readdirSync(profileDir).find((entry) => entry.endsWith('.cpuprofile'));
+  if (!file) throw new Error('no .cpuprofile was written');
+  summarize(JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as Profile);
+  if (process.env.PROFILE_KEEP) {
+    const kept = join(tmpdir(), `teaminfra-${name}-${Date.now()}.cpuprofile`);
+    copyFileSync(join(profileDir, file), kept);
+    console.log(`profile kept at ${kept}`);
+  }
 }
