@@ -11,13 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/password.js';
 import { hashTokenValue, isWellFormedToken } from '../../src/auth/token-format.js';
 import { upsertMember } from '../../src/db/repositories/teams.js';
-import { launchHeadless } from '../support/browser.js';
+import { launchHeadless, signInToPanel } from '../support/browser.js';
 import { runCli } from '../support/cli.js';
 import { getJson, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { killProcessesMatching } from '../engine/support/engine-http.js';
 import { INITIALIZE, rpc } from '../mcp/clients.js';
 import { startCli } from '../oauth/support/cli-process.js';
-import { signedInPage } from '../oauth/support/oauth-client.js';
 
 const PASSWORD = 'device-test-password';
 
@@ -35,7 +34,7 @@ describe('teaminfra login (device flow) and services start against the running s
     team = await seedTeam(server.app);
     await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'owner@example.com', role: 'owner', passwordHash: await hashPassword(PASSWORD) });
     browser = await launchHeadless();
-    owner = await signedInPage(browser, server.baseUrl, 'owner@example.com', PASSWORD);
+    owner = await signInToPanel(browser, server.baseUrl, 'owner@example.com', PASSWORD);
     configHome = mkdtempSync(join(tmpdir(), 'teaminfra-config-'));
     // No token from the environment: the commands must use what login stored.
     env = { XDG_CONFIG_HOME: configHome, TEAMINFRA_TOKEN: '', TEAMINFRA_URL: '' };

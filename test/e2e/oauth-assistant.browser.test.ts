@@ -16,10 +16,10 @@ import { hashPassword } from '../../src/auth/password.js';
 import { isWellFormedToken } from '../../src/auth/token-format.js';
 import { upsertMember } from '../../src/db/repositories/teams.js';
 import { catalog } from '../../tools/index.js';
-import { launchHeadless } from '../support/browser.js';
+import { launchHeadless, signInToPanel } from '../support/browser.js';
 import { seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { INITIALIZE, rpc } from '../mcp/clients.js';
-import { MemoryOAuthClient, signedInPage, startCallbackServer, type Callback } from '../oauth/support/oauth-client.js';
+import { MemoryOAuthClient, startCallbackServer, type Callback } from '../oauth/support/oauth-client.js';
 
 const PASSWORD = 'oauth-test-password';
 const ASSISTANT = 'Claude <Desktop> & co';
@@ -43,7 +43,7 @@ describe('Assistant sign-in over OAuth, consent in headless Chromium', () => {
     await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'member@example.com', role: 'member', passwordHash });
     browser = await launchHeadless();
     callback = await startCallbackServer();
-    owner = await signedInPage(browser, base, 'owner@example.com', PASSWORD);
+    owner = await signInToPanel(browser, base, 'owner@example.com', PASSWORD);
   });
   afterAll(async () => {
     await browser?.close();
@@ -251,7 +251,7 @@ describe('Assistant sign-in over OAuth, consent in headless Chromium', () => {
 
   it('refuses at /mcp a token issued for another resource (the same server under another name)', async () => {
     const elsewhere = base.replace('127.0.0.1', 'localhost');
-    const page = await signedInPage(browser, elsewhere, 'owner@example.com', PASSWORD);
+    const page = await signInToPanel(browser, elsewhere, 'owner@example.com', PASSWORD);
     const client = await signIn(page, elsewhere);
     const token = client.savedTokens!.access_token;
     // Its audience is http://localhost:PORT/mcp: accepted there, refused by http://127.0.0.1:PORT/mcp.
@@ -365,7 +365,7 @@ describe('Assistant sign-in over OAuth, consent in headless Chromium', () => {
   });
 
   it('refuses the consent page to a member, with a sentence saying who can approve', async () => {
-    const member = await signedInPage(browser, base, 'member@example.com', PASSWORD);
+    const member = await signInToPanel(browser, base, 'member@example.com', PASSWORD);
     const client = await startSignIn(base);
     const response = await member.goto(client.authorizationUrl!.href);
     expect(response?.status()).toBe(403);

@@ -11,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/password.js';
 import { upsertMember } from '../../src/db/repositories/teams.js';
 import { DEFAULT_CLIENT_METADATA_CONFIG } from '../../src/oauth/client-metadata-fetcher.js';
-import { launchHeadless } from '../support/browser.js';
+import { launchHeadless, signInToPanel } from '../support/browser.js';
 import { seedTeam, startTestServer, type TestServer } from '../support/fixtures.js';
 import { makeTestCertificates } from '../support/test-ca.js';
-import { MemoryOAuthClient, signedInPage, startCallbackServer, type Callback } from '../oauth/support/oauth-client.js';
+import { MemoryOAuthClient, startCallbackServer, type Callback } from '../oauth/support/oauth-client.js';
 import { startMetadataHost, type MetadataHost } from '../oauth/support/metadata-host.js';
 
 const PASSWORD = 'cimd-test-password';
@@ -47,7 +47,7 @@ describe('Assistant sign-in with a Client ID Metadata Document', () => {
     await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'owner@example.com', role: 'owner', passwordHash: await hashPassword(PASSWORD) });
     browser = await launchHeadless();
     callback = await startCallbackServer();
-    owner = await signedInPage(browser, base, 'owner@example.com', PASSWORD);
+    owner = await signInToPanel(browser, base, 'owner@example.com', PASSWORD);
   });
   afterAll(async () => {
     await browser?.close();

@@ -7,7 +7,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { Browser, Page } from 'playwright-core';
 
 export class MemoryOAuthClient implements OAuthClientProvider {
   information: OAuthClientInformationMixed | undefined;
@@ -58,15 +57,4 @@ export async function startCallbackServer(): Promise<Callback> {
     next: () => new Promise((resolve) => waiting.push(resolve)),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
-}
-
-/** A browser context signed in to the panel at `base` (cookies are per host, so per base). */
-export async function signedInPage(browser: Browser, base: string, email: string, password: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
-  await page.goto(`${base}/panel/sign-in`);
-  await page.fill('input[name=email]', email);
-  await page.fill('input[name=password]', password);
-  await page.click('button[type=submit]');
-  await page.waitForURL(`${base}/panel`);
-  return page;
 }
