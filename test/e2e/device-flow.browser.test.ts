@@ -8,12 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/password.js';
 import { hashTokenValue, isWellFormedToken } from '../../src/auth/token-format.js';
-import { upsertMember } from '../../src/db/repositories/teams.js';
 import { launchHeadless, signInToPanel } from '../support/browser.js';
 import { runCli } from '../support/cli.js';
-import { getJson, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
+import { getJson, seedMembers, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { killProcessesMatching } from '../engine/support/engine-http.js';
 import { INITIALIZE, rpc } from '../mcp/clients.js';
 import { startCli } from '../oauth/support/cli-process.js';
@@ -32,7 +30,7 @@ describe('teaminfra login (device flow) and services start against the running s
   beforeAll(async () => {
     server = await startTestServer({ engine: { pollMs: 100, reconcileIntervalMs: 200 } }, {}, { engine: true });
     team = await seedTeam(server.app);
-    await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'owner@example.com', role: 'owner', passwordHash: await hashPassword(PASSWORD) });
+    await seedMembers(server.app, team.teamId, PASSWORD, ['owner']);
     browser = await launchHeadless();
     owner = await signInToPanel(browser, server.baseUrl, 'owner@example.com', PASSWORD);
     configHome = mkdtempSync(join(tmpdir(), 'teaminfra-config-'));

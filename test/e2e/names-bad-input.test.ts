@@ -2,10 +2,8 @@
 // characters (NUL, line breaks, escapes) or text-direction controls such as U+202E RLO: over
 // REST, MCP and the panel's forms (the command line is in test/cli/admin.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/password.js';
-import { upsertMember } from '../../src/db/repositories/teams.js';
 import { connectHttp, problemIn } from '../mcp/clients.js';
-import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
+import { makeToken, seedMembers, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { Visitor } from '../support/panel-visitor.js';
 
 const RLO = '\u202E';
@@ -19,7 +17,7 @@ beforeAll(async () => {
   server = await startTestServer();
   team = await seedTeam(server.app);
   bearer = (await makeToken(server.app, team.teamId)).value;
-  await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'owner@example.com', role: 'owner', passwordHash: await hashPassword('right-password') });
+  await seedMembers(server.app, team.teamId, 'right-password', ['owner']);
 });
 afterAll(async () => { await server.close(); });
 

@@ -12,12 +12,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dateInTimeZone } from '../../src/auth/expiry.js';
-import { hashPassword } from '../../src/auth/password.js';
 import { isWellFormedToken } from '../../src/auth/token-format.js';
-import { upsertMember } from '../../src/db/repositories/teams.js';
 import { catalog } from '../../tools/index.js';
 import { launchHeadless, signInToPanel } from '../support/browser.js';
-import { seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
+import { seedMembers, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { INITIALIZE, rpc } from '../mcp/clients.js';
 import { MemoryOAuthClient, startCallbackServer, type Callback } from '../oauth/support/oauth-client.js';
 
@@ -38,9 +36,7 @@ describe('Assistant sign-in over OAuth, consent in headless Chromium', () => {
     server = await startTestServer();
     base = server.baseUrl;
     team = await seedTeam(server.app);
-    const passwordHash = await hashPassword(PASSWORD);
-    await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'owner@example.com', role: 'owner', passwordHash });
-    await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'member@example.com', role: 'member', passwordHash });
+    await seedMembers(server.app, team.teamId, PASSWORD, ['owner', 'member']);
     browser = await launchHeadless();
     callback = await startCallbackServer();
     owner = await signInToPanel(browser, base, 'owner@example.com', PASSWORD);

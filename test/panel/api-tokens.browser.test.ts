@@ -2,11 +2,9 @@
 // widens it, revokes it; a plain member is refused; names are shown as text; CSRF holds.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/password.js';
-import { upsertMember } from '../../src/db/repositories/teams.js';
 import { clickAndLoad, launchHeadless, signInToPanel } from '../support/browser.js';
 import { connectHttp } from '../mcp/clients.js';
-import { getJson, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
+import { getJson, seedMembers, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 
 const PASSWORD = 'panel-test-password';
 
@@ -17,9 +15,7 @@ describe('Developer > API Tokens in headless Chromium', () => {
   beforeAll(async () => {
     server = await startTestServer();
     team = await seedTeam(server.app);
-    const passwordHash = await hashPassword(PASSWORD);
-    await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'owner@example.com', role: 'owner', passwordHash });
-    await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'member@example.com', role: 'member', passwordHash });
+    await seedMembers(server.app, team.teamId, PASSWORD, ['owner', 'member']);
     browser = await launchHeadless();
   });
   afterAll(async () => {

@@ -4,10 +4,8 @@
 // with "Needs approval for" is held, and a denial in the panel fails its operation.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/password.js';
-import { upsertMember } from '../../src/db/repositories/teams.js';
 import { clickAndLoad, launchHeadless, signInToPanel } from '../support/browser.js';
-import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
+import { makeToken, seedMembers, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { act, killProcessesMatching, send, waitForOperation } from '../engine/support/engine-http.js';
 import { countProducts, deleteProducts, serviceDatabase } from '../engine/support/service-data.js';
 
@@ -21,9 +19,7 @@ describe('Decisions in headless Chromium', () => {
   beforeAll(async () => {
     server = await startTestServer({ engine: { pollMs: 100, reconcileIntervalMs: 0 } }, {}, { engine: true });
     team = await seedTeam(server.app);
-    const passwordHash = await hashPassword(PASSWORD);
-    await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'owner@example.com', role: 'owner', passwordHash });
-    await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'member@example.com', role: 'member', passwordHash });
+    await seedMembers(server.app, team.teamId, PASSWORD, ['owner', 'member']);
     full = (await makeToken(server.app, team.teamId)).value;
     browser = await launchHeadless();
   });

@@ -2,9 +2,8 @@
 // member sees of a decision, the sentences of a refused answer, expiry before the sweeper runs,
 // CSRF, the overview's count, the audit trail, and "Needs approval for" on the token form.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/password.js';
-import { insertTeam, upsertMember } from '../../src/db/repositories/teams.js';
-import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
+import { insertTeam } from '../../src/db/repositories/teams.js';
+import { makeToken, seedMembers, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { Visitor } from '../support/panel-visitor.js';
 
 const PASSWORD = 'decisions-test-password';
@@ -16,9 +15,7 @@ let asker: string;
 beforeAll(async () => {
   server = await startTestServer();
   team = await seedTeam(server.app);
-  const passwordHash = await hashPassword(PASSWORD);
-  await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'owner@example.com', role: 'owner', passwordHash });
-  await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'member@example.com', role: 'member', passwordHash });
+  await seedMembers(server.app, team.teamId, PASSWORD, ['owner', 'member']);
   asker = (await makeToken(server.app, team.teamId, { name: 'Release bot', permissions: ['decisions:request'] })).value;
 });
 afterAll(async () => { await server.close(); });

@@ -1,9 +1,7 @@
 // State-changing panel requests must come from the panel's own pages: a browser's Origin or
 // Sec-Fetch-Site naming another site gets 403 and changes nothing, even with a valid CSRF token.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/password.js';
-import { upsertMember } from '../../src/db/repositories/teams.js';
-import { seedTeam, startTestServer, type TestServer } from '../support/fixtures.js';
+import { seedMembers, seedTeam, startTestServer, type TestServer } from '../support/fixtures.js';
 import { Visitor } from '../support/panel-visitor.js';
 
 let server: TestServer;
@@ -11,7 +9,7 @@ let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer();
   const team = await seedTeam(server.app);
-  await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'admin@example.com', role: 'admin', passwordHash: await hashPassword('right-password') });
+  await seedMembers(server.app, team.teamId, 'right-password', ['admin']);
 });
 afterAll(async () => { await server.close(); });
 

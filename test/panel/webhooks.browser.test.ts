@@ -6,7 +6,7 @@ import { hashPassword } from '../../src/auth/password.js';
 import { upsertMember } from '../../src/db/repositories/teams.js';
 import { verifyWebhook } from '../../src/webhooks/signing.js';
 import { clickAndLoad, launchHeadless, signInToPanel } from '../support/browser.js';
-import { seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
+import { seedMembers, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 const PASSWORD = 'webhooks-test-password';
@@ -24,7 +24,7 @@ describe('Developer > Webhooks in headless Chromium', () => {
     });
     server.app.webhooks.start();
     team = await seedTeam(server.app);
-    await upsertMember(server.app.db.kysely, { teamId: team.teamId, email: 'owner@example.com', role: 'owner', passwordHash: await hashPassword(PASSWORD) });
+    await seedMembers(server.app, team.teamId, PASSWORD, ['owner']);
     browser = await launchHeadless();
   });
   afterAll(async () => {

@@ -9,12 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createApp, defaultConfig, type App, type AppConfig } from '../../src/app.js';
+import { hashPassword } from '../../src/auth/password.js';
 import type { PermissionId } from '../../src/auth/permissions.js';
 import { createToken } from '../../src/db/repositories/tokens.js';
 import { insertServer } from '../../src/db/repositories/servers.js';
 import { insertService } from '../../src/db/repositories/services.js';
-import { insertTeam } from '../../src/db/repositories/teams.js';
-import type { AcceptedBy, Plan } from '../../src/db/tables.js';
+import { insertTeam, upsertMember } from '../../src/db/repositories/teams.js';
+import type { AcceptedBy, Plan, Role } from '../../src/db/tables.js';
 import { buildHttpServer, type HttpServerOptions } from '../../src/http/server.js';
 import { catalog } from '../../tools/index.js';
 import { createTestSchema, TEST_POOL_SIZE, testEngine } from './database.js';
@@ -107,6 +108,12 @@ export async function seedTeam(app: App, values: { name?: string; plan?: Plan; t
   const serviceB = await insertService(db, { teamId, serverId: serverB, name: 'ERP B' });
   const copyId = await insertService(db, { teamId, serverId: serverA, name: 'ERP A copy', parentId: serviceA });
   return { teamId, serverIds: [serverA, serverB], serviceIds: [serviceA, serviceB], copyId };
+}
+
+/** Members who sign in to the panel with `password`, one per role, as `<role>@example.com`. */
+export async function seedMembers(app: App, teamId: string, password: string, roles: readonly Role[]): Promise<void> {
+  const passwordHash = await hashPassword(password);
+  for (const role of roles) await upsertMember(app.db.kysely, { teamId, email: `${role}@example.com`, role, passwordHash });
 }
 
 export interface TokenOptions {
