@@ -65,27 +65,36 @@ export async function admit(deps: CoreDeps, credentials: Credentials, action: st
     });
     throw error;
   }
-  try {
-    if (!accepts(principal.acceptedBy, credentials.channel)) {
-      const other: Channel = credentials.channel === 'api' ? 'mcp' : 'api';
-      throw new AppError(
-        'channel_not_accepted',
-        `This API token is accepted only by ${CHANNEL_NAMES[other]}, not by ${CHANNEL_NAMES[credentials.channel]}. ` +
-          'An owner or admin can change "Accepted by" on the API Tokens page of the panel.',
-      );
-    }
-    if (!PLANS_WITH_API.has(principal.plan)) {
-      throw new AppError(
-        'plan_excludes_api',
-        `Your team's plan (${PLAN_NAMES[principal.plan] ?? principal.plan}) does not include the API. ` +
-          'The API is available on every plan from Starter upward; an owner can change the plan.',
-      );
-    }
-  } catch (error) {
-    denied(deps, principal, credentials.channel, action, error as AppError);
-    throw error;
+  const refusal = admissionRefusal(principal, credentials.channel);
+  if (refusal) {
+    denied(deps, principal, credentials.channel, action, refusal);
+    throw refusal;
   }
   return principal;
+}
+
+/**
+ * The admission step after the token itself: accepted by this channel, and the team's plan
+ * includes the API. Exported for an approved action, which is carried out later for the token
+ * that asked (src/decisions/approvals.ts) and must pass the same step as it stands then.
+ */
+export function admissionRefusal(principal: Principal, channel: Channel): AppError | undefined {
+  if (!accepts(principal.acceptedBy, channel)) {
+    const other: Channel = channel === 'api' ? 'mcp' : 'api';
+    return new AppError(
+      'channel_not_accepted',
+      `This API token is accepted only by ${CHANNEL_NAMES[other]}, not by ${CHANNEL_NAMES[channel]}. ` +
+        'An owner or admin can change "Accepted by" on the API Tokens page of the panel.',
+    );
+  }
+  if (!PLANS_WITH_API.has(principal.plan)) {
+    return new AppError(
+      'plan_excludes_api',
+      `Your team's plan (${PLAN_NAMES[principal.plan] ?? principal.plan}) does not include the API. ` +
+        'The API is available on every plan from Starter upward; an owner can change the plan.',
+    );
+  }
+  return undefined;
 }
 
 /** Whether a capability is worth showing to this principal (MCP tools/list). Not a gate: invoke() is. */

@@ -12,8 +12,8 @@ import { isExpired } from '../auth/expiry.js';
 import { principalOf } from '../auth/authenticate.js';
 import type { Capability } from '../core/capability.js';
 import { AppError, toAppError } from '../core/errors.js';
-import { callerAccess, type CoreDeps } from '../core/invoke.js';
-import { accepts, holds, type Channel, type Principal } from '../core/principal.js';
+import { admissionRefusal, callerAccess, permissionRefusal, type CoreDeps } from '../core/invoke.js';
+import type { Channel, Principal } from '../core/principal.js';
 import { resolveTarget } from '../core/reach.js';
 import { findDecision, insertDecision, type DecisionRow } from '../db/repositories/decisions.js';
 import { findOperation, type OperationRow } from '../db/repositories/operations.js';
@@ -114,10 +114,9 @@ async function carryOut(deps: ApprovalDeps, operation: OperationRow, decision: D
     }
     const principal = principalOf(row);
     const channel = (operation.requested_channel === 'mcp' ? 'mcp' : 'api') as Channel;
-    if (!accepts(principal.acceptedBy, channel)) throw new AppError('conflict', `The API token that asked for it is no longer accepted by ${channel}.`);
-    if (capability.permission !== null && !holds(principal, capability.permission)) {
-      throw new AppError('conflict', `The API token that asked for it no longer has the ${capability.permission} scope.`);
-    }
+    // invoke()'s own admission and permission steps, as the token stands now.
+    const refusal = admissionRefusal(principal, channel) ?? permissionRefusal(principal, capability);
+    if (refusal) throw refusal;
     const parsed = capability.input.safeParse(approval.input);
     if (!parsed.success) throw new AppError('conflict', 'The request it was asked with is no longer valid.');
     const input = parsed.data as Record<string, unknown>;

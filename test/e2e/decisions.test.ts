@@ -171,6 +171,32 @@ describe('approval before an action', () => {
     expect((await waitForOperation(expiring.id, agent.value)).reason).toMatch(/^Not approved: decision dec_\w+ expired at /);
   });
 
+  it('checks the asking token again when approved, as invoke() would: a permission taken away, a plan without the API', async () => {
+    const other = await seedTeam(server.app, { name: 'Downgraded team' });
+    const cases = [
+      { teamId: team.teamId, serviceId: team.serviceIds[0]!, change: (tokenId: string) => server.app.db.kysely.updateTable('api_tokens')
+        .set({ permissions: 'services:read' }).where('id', '=', tokenId).execute(), reason: /This API token does not have the services:operate scope\./ },
+      { teamId: other.teamId, serviceId: other.serviceIds[0]!, change: () => server.app.db.kysely.updateTable('teams')
+        .set({ plan: 'free' }).where('id', '=', other.teamId).execute(), reason: /does not include the API/ },
+    ];
+    for (const { teamId, serviceId, change, reason } of cases) {
+      const agent = await makeToken(server.app, teamId, { permissions: ['services:operate'], needsApproval: ['stop_erp_service'] });
+      const held = (await call('POST', `/api/service-erp/${serviceId}/stop`, agent.value)).body;
+      expect(held.state).toBe('awaiting_approval');
+      await change(agent.id);
+      // Approved (as a member would in the panel) after the change.
+      await server.app.db.kysely.updateTable('decisions').set({
+        state: 'answered', answer: 'approve', answered_by_type: 'member', answered_by_id: 'usr_panel', answered_channel: 'panel',
+        answered_at: new Date().toISOString(),
+      }).where('id', '=', held.decision_id).execute();
+      await server.app.decisions.sweepOnce();
+      const operation = await server.app.db.kysely.selectFrom('operations').select(['state', 'reason']).where('id', '=', held.id).executeTakeFirstOrThrow();
+      expect(operation.state).toBe('failed');
+      expect(operation.reason).toMatch(/^Approved, but it could not be carried out: /);
+      expect(operation.reason).toMatch(reason);
+    }
+  });
+
   it('carries out an approval that a crash left unsettled when the sweeper runs', async () => {
     const agent = await makeToken(server.app, team.teamId, { permissions: ['services:operate'], needsApproval: ['stop_erp_service'] });
     const held = (await call('POST', `/api/service-erp/${team.copyId}/stop`, agent.value)).body;
