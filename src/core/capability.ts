@@ -32,8 +32,8 @@ export interface HttpBinding {
   /** OpenAPI-style path; every {param} must be a field of the input. */
   path: string;
   status: number;
-  /** For download capabilities: the media type of the file REST answers with. */
-  produces?: string;
+  /** For download capabilities: the media type(s) of the file REST answers with. */
+  produces?: string | readonly string[];
 }
 
 /** What the calling token may do, for capabilities that describe it (GET /api/token). */

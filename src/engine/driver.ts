@@ -50,7 +50,7 @@ export interface StartHooks {
   spawned(pid: number): Promise<void>;
 }
 
-/** A backup as the driver wrote it: a gzip-compressed SQLite database. */
+/** A backup as the driver wrote it: a zstd-compressed SQLite database (a zstd-compressed tar of the data directory on Docker). */
 export interface BackupFile {
   path: string;
   sizeBytes: number;
@@ -94,7 +94,7 @@ export interface ServiceDriver {
   storeMailCredentials(service: ServiceSpec, credentials: { username: string; password: string } | null): Promise<void>;
   /**
    * Writes a consistent snapshot of the service's database (SQLite online backup, also while it
-   * runs), gzip-compressed, to `destination`, atomically: the file exists whole or not at all.
+   * runs), zstd-compressed, to `destination`, atomically: the file exists whole or not at all.
    * A service never provisioned (the operator's command makes rows only) gets its data first.
    */
   backup(service: ServiceSpec, destination: string): Promise<BackupFile>;

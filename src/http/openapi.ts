@@ -160,7 +160,7 @@ function responsesOf(capability: Capability): JsonSchema {
 
 /** A download answers with the file itself, resumable with Range (src/http/send-file.ts). */
 function fileResponses(capability: Capability): JsonSchema {
-  const type = capability.http.produces ?? 'application/octet-stream';
+  const types = [capability.http.produces ?? 'application/octet-stream'].flat();
   const headers = {
     ...RATE_LIMIT_HEADERS,
     'Content-Disposition': { required: true, schema: { type: 'string' }, description: 'attachment; filename="..."' },
@@ -170,7 +170,7 @@ function fileResponses(capability: Capability): JsonSchema {
     ETag: { schema: { type: 'string' }, description: 'A strong validator of the file, for If-Range, when its checksum is known.' },
   };
   const contentRange = (description: string) => ({ required: true, schema: { type: 'string' }, description });
-  const body = { [type]: { schema: { type: 'string', contentMediaType: type } } };
+  const body = Object.fromEntries(types.map((type) => [type, { schema: { type: 'string', contentMediaType: type } }]));
   return {
     '200': { description: `${capability.title} (the whole file)`, headers, content: body },
     '206': {

@@ -4,7 +4,7 @@
 // first (review: "has no database yet").
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { decompress as zstdDecompress } from 'zstd-napi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { act, killProcessesMatching, processesMatching, send } from '../engine/support/engine-http.js';
@@ -33,7 +33,7 @@ describe('POST /api/service-erp/{id}/backups of a service never started', () => 
     const file = await download(`${server.baseUrl}/api/backups/${done.backup_id}/download`, token);
     expect(file.status).toBe(200);
     const unpacked = join(server.dataDir, `${done.backup_id}.sqlite`);
-    writeFileSync(unpacked, gunzipSync(file.bytes));
+    writeFileSync(unpacked, zstdDecompress(file.bytes));
     return countProducts(unpacked);
   }
 

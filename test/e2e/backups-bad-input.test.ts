@@ -2,8 +2,9 @@
 // that fails SQLite's integrity check fails with a reason that says so, before anything is
 // touched: the service keeps its data and its very process, and no safety backup is taken.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
 import { newId, nowIso } from '../../src/db/ids.js';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { act, fetchText, killProcessesMatching, processesMatching, send } from '../engine/support/engine-http.js';
@@ -75,18 +76,24 @@ describe('restoring a bad backup', () => {
       `^The backup file does not match its SHA-256 checksum \\(expected ${recorded}, found ${sha256Hex(bytes)}\\): it was changed or damaged after it was taken\\.$`));
   });
 
-  it('fails with the gzip reason when the file is truncated (even with a checksum of the truncated file)', async () => {
+  it('fails with the zstd reason when the file is truncated (even with a checksum of the truncated file)', async () => {
     const bytes = readFileSync(good.file);
+    const id = await backupOf(bytes.subarray(0, bytes.length >> 1));
+    await expectRestoreRefused(id, /^The backup file is not a complete zstd file \(Stream ended in middle of compressed data frame\)\.$/);
+  });
+
+  it('fails with the gzip reason when a backup taken before zstd is truncated', async () => {
+    const bytes = gzipSync(zstdDecompress(readFileSync(good.file)));
     const id = await backupOf(bytes.subarray(0, bytes.length >> 1));
     await expectRestoreRefused(id, /^The backup file is not a complete gzip file \(unexpected end of file\)\.$/);
   });
 
   it('fails with the integrity reason when the database in the file is corrupt', async () => {
-    const database = gunzipSync(readFileSync(good.file));
+    const database = zstdDecompress(readFileSync(good.file));
     // Page 2 onwards holds the tables' b-trees; scribble over a few pages.
     const corrupt = Buffer.from(database);
     corrupt.fill(0x5a, 4096 + 10, Math.min(corrupt.length, 4096 * 4));
-    const id = await backupOf(gzipSync(corrupt));
+    const id = await backupOf(zstdCompress(corrupt));
     await expectRestoreRefused(id, /^The backup(?:'s database failed SQLite's integrity check: .+| does not hold a sound SQLite database \(.+\))\.$/);
   });
 
@@ -103,9 +110,9 @@ describe('restoring a bad backup', () => {
   it('fails a restore into a stopped service and leaves it stopped with its data', async () => {
     await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/stop`);
     deleteProducts(serviceDatabase(server.dataDir, team.serverIds[0], serviceId), 4);
-    const id = await backupOf(Buffer.from('not gzip at all'));
+    const id = await backupOf(Buffer.from('not compressed at all'));
     const done = await act(server.baseUrl, token, 'POST', `/api/backups/${id}/restore`);
-    expect(done.reason).toMatch(/^The backup file is not a complete gzip file/);
+    expect(done.reason).toBe('The backup file is neither zstd- nor gzip-compressed, so it is not a backup teaminfra took.');
     expect((await send(server.baseUrl, 'GET', `/api/service-erp/${serviceId}`, token)).body.state).toBe('stopped');
     expect(countProducts(serviceDatabase(server.dataDir, team.serverIds[0], serviceId))).toBe(4);
     expect(processesMatching(serviceId)).toEqual([]);

@@ -2,11 +2,13 @@
 // size and SHA-256; its download (whole, or in two ranges, or through an MCP link) gives exactly
 // those bytes; a restore brings back rows deleted after the backup, keeps what it replaced in a
 // safety backup, and can go into a copy of the service.
-import { gunzipSync } from 'node:zlib';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decompress as zstdDecompress } from 'zstd-napi';
 import { invoke } from '../../src/core/invoke.js';
+import { newId, nowIso } from '../../src/db/ids.js';
 import { catalog } from '../../tools/index.js';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { act, fetchText, killProcessesMatching, processesMatching, send, waitForOperation } from '../engine/support/engine-http.js';
@@ -59,12 +61,12 @@ describe('backups of an ERP service', () => {
     const downloader = (await makeToken(server.app, team.teamId, { permissions: ['backups:download'] })).value;
     const whole = await download(`${server.baseUrl}/api/backups/${backup.id}/download`, downloader);
     expect(whole.status).toBe(200);
-    expect(whole.headers.get('content-type')).toBe('application/gzip');
-    expect(whole.headers.get('content-disposition')).toBe(`attachment; filename="${backup.id}.sqlite.gz"`);
+    expect(whole.headers.get('content-type')).toBe('application/zstd');
+    expect(whole.headers.get('content-disposition')).toBe(`attachment; filename="${backup.id}.sqlite.zst"`);
     expect(Number(whole.headers.get('content-length'))).toBe(backup.size_bytes);
     expect(whole.headers.get('repr-digest')).toBe(`sha-256=:${Buffer.from(backup.sha256, 'hex').toString('base64')}:`);
     expect(sha256Hex(whole.bytes)).toBe(backup.sha256);
-    expect(gunzipSync(whole.bytes).subarray(0, 15).toString('latin1')).toBe('SQLite format 3');
+    expect(zstdDecompress(whole.bytes).subarray(0, 15).toString('latin1')).toBe('SQLite format 3');
   });
 
   it('reassembles the same SHA-256 from a download in two ranges', async () => {
@@ -86,7 +88,7 @@ describe('backups of an ERP service', () => {
     const capability = catalog.find((entry) => entry.name === 'download_backup')!;
     const link = await invoke(capability, { backup_id: backup.id }, { bearer: downloader.value, channel: 'mcp' }, { ...server.app, publicUrl: server.baseUrl }) as
       { download_url: string; sha256: string; size_bytes: number };
-    expect(link).toMatchObject({ sha256: backup.sha256, size_bytes: backup.size_bytes, content_type: 'application/gzip' });
+    expect(link).toMatchObject({ sha256: backup.sha256, size_bytes: backup.size_bytes, content_type: 'application/zstd' });
     const fetched = await download(link.download_url, null);
     expect(sha256Hex(fetched.bytes)).toBe(backup.sha256);
     expect((await download(link.download_url, null)).status).toBe(404);
@@ -115,7 +117,7 @@ describe('backups of an ERP service', () => {
     expect(safety).toMatchObject({ state: 'completed' });
     const safetyBytes = (await download(`${server.baseUrl}/api/backups/${safety?.id}/download`, token)).bytes;
     const safetyFile = join(server.dataDir, 'safety.sqlite');
-    writeFileSync(safetyFile, gunzipSync(safetyBytes));
+    writeFileSync(safetyFile, zstdDecompress(safetyBytes));
     expect(countProducts(safetyFile)).toBe(2);
 
     const events = await server.app.db.kysely.selectFrom('events').select(['type', 'payload'])
@@ -150,5 +152,31 @@ describe('backups of an ERP service', () => {
     const restricted = (await makeToken(server.app, team.teamId, { services: [serviceId] })).value;
     const outside = await send(server.baseUrl, 'POST', `/api/backups/${backup.id}/restore`, restricted, { target_service_id: team.serviceIds[1] });
     expect(outside.status).toBe(404);
+  });
+
+  it('still downloads and restores a backup taken before zstd, a gzip file', async () => {
+    const row = await server.app.db.kysely.selectFrom('backups').select('file_path').where('id', '=', backup.id).executeTakeFirstOrThrow();
+    const gzipped = gzipSync(zstdDecompress(readFileSync(row.file_path as string)), { level: 1 });
+    const id = newId('bak');
+    const file = (row.file_path as string).replace(/[^/]+$/, `${id}.sqlite.gz`);
+    writeFileSync(file, gzipped);
+    await server.app.db.kysely.insertInto('backups').values({
+      id, team_id: team.teamId, service_id: serviceId, state: 'completed', kind: 'manual', size_bytes: gzipped.length, sha256: sha256Hex(gzipped),
+      file_path: file, operation_id: null, reason: null, created_at: nowIso(), completed_at: nowIso(),
+    }).execute();
+
+    const whole = await download(`${server.baseUrl}/api/backups/${id}/download`, token);
+    expect(whole.headers.get('content-type')).toBe('application/gzip');
+    expect(whole.headers.get('content-disposition')).toBe(`attachment; filename="${id}.sqlite.gz"`);
+    expect(sha256Hex(whole.bytes)).toBe(sha256Hex(gzipped));
+
+    deleteProducts(database(serviceId), 4);
+    expect((await act(server.baseUrl, token, 'POST', `/api/backups/${id}/restore`)).state).toBe('succeeded');
+    expect(countProducts(database(serviceId))).toBe(5);
+    // Its safety backup, like every backup taken now, is zstd.
+    const safety = await server.app.db.kysely.selectFrom('backups').select('file_path').where('service_id', '=', serviceId)
+      .where('kind', '=', 'safety').orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirstOrThrow();
+    expect(safety.file_path).toMatch(/\.sqlite\.zst$/);
+    expect(zstdDecompress(readFileSync(safety.file_path as string)).subarray(0, 15).toString('latin1')).toBe('SQLite format 3');
   });
 });

@@ -38,7 +38,7 @@ describe('pruneBackups', () => {
     const file = backupFilePath(app.db.dataDir, serviceId, id);
     if (state === 'completed') {
       mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(file, 'gzip bytes');
+      writeFileSync(file, 'zstd bytes');
       await endBackup(app.db.kysely, id, { state, filePath: file, sizeBytes: 10, sha256: '0'.repeat(64), at });
     } else {
       await endBackup(app.db.kysely, id, { state, reason: 'The disk was full.', at });
@@ -86,11 +86,11 @@ describe('pruneBackups', () => {
     const kept = await backupOf(app, team, keptId, 'manual');
     await app.db.kysely.updateTable('erp_services').set({ deleted_at: new Date().toISOString() }).where('id', '=', deletedId).execute();
     const leftOver = backupFilePath(app.db.dataDir, keptId, 'bak_leftbyacrash000000000');
-    writeFileSync(leftOver, 'gzip bytes');
+    writeFileSync(leftOver, 'zstd bytes');
 
     expect((await pruneBackups(app.db, { node: 'this-node', defaults: DEFAULT_RETENTION })).sort()).toEqual(gone.map((backup) => backup.id).sort());
     expect(await rowsOf(app, deletedId)).toEqual([]);
     expect(existsSync(join(app.db.dataDir, 'backups', deletedId))).toBe(false);
-    expect(readdirSync(dirname(kept.file))).toEqual([`${kept.id}.sqlite.gz`]);
+    expect(readdirSync(dirname(kept.file))).toEqual([`${kept.id}.sqlite.zst`]);
   });
 });

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { compress as zstdCompress } from 'zstd-napi';
 import type { Capability } from '../../src/core/capability.js';
 import { newId, nowIso } from '../../src/db/ids.js';
 import type { App } from '../../src/app.js';
@@ -31,8 +31,8 @@ export async function addHistory(app: App, team: SeededTeam): Promise<SeededWith
     created_at: nowIso(), started_at: nowIso(), finished_at: nowIso(), decision_id: null,
   }).execute();
   // A real file, so that downloading it works; its content need not be a database.
-  const backupPath = join(app.config.dataDir, 'backups', serviceId, `${backupId}.sqlite.gz`);
-  const backupBytes = gzipSync(Buffer.from(`backup ${backupId} of ${serviceId}\n`));
+  const backupPath = join(app.config.dataDir, 'backups', serviceId, `${backupId}.sqlite.zst`);
+  const backupBytes = zstdCompress(Buffer.from(`backup ${backupId} of ${serviceId}\n`));
   mkdirSync(dirname(backupPath), { recursive: true });
   writeFileSync(backupPath, backupBytes);
   await app.db.kysely.insertInto('backups').values({

@@ -5,6 +5,7 @@ import { AppError } from '../../src/core/errors.js';
 import { downloadLink, DownloadView } from '../downloads.js';
 import { BackupId } from '../schemas.js';
 import { isEngineBackupPath } from '../../src/engine/docker/engine-backup-path.js';
+import { BACKUP_EXTENSIONS, BACKUP_MEDIA_TYPES, compressionOfBackupPath } from '../../src/engine/backup-files.js';
 
 type BackupRow = { id: string; state: string; file_path: string | null; size_bytes: number | null; sha256: string | null };
 
@@ -24,9 +25,11 @@ function backupFile(context: CapabilityContext): FileSource {
   const backup = completedBackup(context);
   const onEngine = isEngineBackupPath(backup.file_path);
   if (!onEngine && !existsSync(backup.file_path)) throw new AppError('conflict', `The file of backup ${backup.id} is no longer on the server.`);
+  // Backups are zstd; those taken before zstd keep their gzip, and are named and typed as such.
+  const compression = compressionOfBackupPath(backup.file_path);
   return {
-    path: backup.file_path, filename: `${backup.id}${onEngine ? '.tar.gz' : '.sqlite.gz'}`, contentType: 'application/gzip',
-    sizeBytes: backup.size_bytes, sha256: backup.sha256,
+    path: backup.file_path, filename: `${backup.id}${onEngine ? '.tar' : '.sqlite'}${BACKUP_EXTENSIONS[compression]}`,
+    contentType: BACKUP_MEDIA_TYPES[compression], sizeBytes: backup.size_bytes, sha256: backup.sha256,
   };
 }
 
@@ -34,14 +37,15 @@ export default defineCapability({
   name: 'download_backup',
   title: 'Download a backup',
   description:
-    'The backup file: the service\'s SQLite database, gzip-compressed (for a service on a Docker server, a gzip-compressed tar of its data directory). Over REST the response is the file, with ' +
+    'The backup file: the service\'s SQLite database, zstd-compressed (for a service on a Docker server, a zstd-compressed tar of its data directory; ' +
+    'backups taken before zstd are gzip-compressed, and typed application/gzip). Over REST the response is the file, with ' +
     'Content-Length, its SHA-256 as Repr-Digest, and Range requests to resume; over MCP a single-use link valid for ' +
     '5 minutes. Check the file against the backup\'s sha256.',
   permission: 'backups:download',
   target: { kind: 'backup', from: 'backup_id' },
   input: z.strictObject({ backup_id: BackupId }),
   output: DownloadView,
-  http: { method: 'GET', path: '/api/backups/{backup_id}/download', status: 200, produces: 'application/gzip' },
+  http: { method: 'GET', path: '/api/backups/{backup_id}/download', status: 200, produces: [BACKUP_MEDIA_TYPES.zstd, BACKUP_MEDIA_TYPES.gzip] },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed', 'not_found', 'conflict'],
   run: async (_input, context) => downloadLink(context, backupFile(context)),

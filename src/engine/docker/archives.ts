@@ -1,14 +1,16 @@
 // The tar archives the engine's archive endpoint reads and writes, reshaped for backups: a
-// backup of a Docker service is a gzip-compressed tar whose entries are the files of its data
-// directory (so `tar xzf` gives the data back), compressed in parallel and checksummed as the
-// local driver's are. Restores check the checksum and the whole archive before any of it is used.
-import { createReadStream, createWriteStream, rmSync, renameSync } from 'node:fs';
+// backup of a Docker service is a zstd-compressed tar whose entries are the files of its data
+// directory (so `tar --zstd -xf` gives the data back), compressed in a worker thread and
+// checksummed as the local driver's are. Restores check the checksum and the whole archive
+// before any of it is used; backups taken before zstd are gzip-compressed tars, read the same way.
+import { createReadStream, createWriteStream, rmSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
 import { extract as tarExtract, pack as tarPack } from 'tar-stream';
 import { DriverError } from '../driver.js';
-import { compressStreamInParallel, sha256OfFile } from '../local/backup-archive.js';
+import { compressionOfFile, decompressedFile } from '../backup-compression.js';
+import { NOT_COMPRESSED, sha256OfFile } from '../local/backup-archive.js';
+import { runDatabaseJob } from '../local/database-job.js';
 
 /** The engine answers an archive of `/x/snap` with entries `snap/...`: the same files, relative to `snap`. */
 export function stripTopDirectory(source: Readable): Readable {
@@ -31,19 +33,20 @@ export function stripTopDirectory(source: Readable): Readable {
   return Readable.from(pack);
 }
 
-/** Writes `tar` to `destination` compressed (as it arrives) and checksummed; the file appears whole or not at all. */
+/**
+ * Writes `tar` to `destination` compressed (as it arrives, in a worker thread: zstd's calls wait
+ * for its threads) and checksummed; the file appears whole or not at all.
+ */
 export async function packArchive(tar: Readable, destination: string): Promise<{ sizeBytes: number; sha256: string }> {
-  const partial = `${destination}.partial`;
   try {
-    const packed = await compressStreamInParallel(tar, partial);
-    renameSync(partial, destination);
-    return packed;
+    return await runDatabaseJob<{ sizeBytes: number; sha256: string }>({ kind: 'pack-stream', destination }, tar);
   } finally {
-    rmSync(partial, { force: true });
+    // The worker's own cleanup does not run when it is stopped because the tar failed.
+    rmSync(`${destination}.partial`, { force: true });
   }
 }
 
-/** Checks the file against its checksum and that it is a complete gzip-compressed tar. */
+/** Checks the file against its checksum and that it is a complete zstd- (or, before, gzip-) compressed tar. */
 export async function verifyArchive(file: string, sha256: string): Promise<void> {
   const actual = await sha256OfFile(file).catch(() => {
     throw new DriverError('The backup file is missing from the server.');
@@ -58,18 +61,20 @@ export async function verifyArchive(file: string, sha256: string): Promise<void>
     stream.on('end', next);
     stream.resume();
   });
+  const compression = await compressionOfFile(file);
+  if (compression === null) throw new DriverError(NOT_COMPRESSED);
   try {
-    await pipeline(createReadStream(file), createGunzip(), extract as unknown as NodeJS.WritableStream);
+    await pipeline(decompressedFile(file, compression), extract as unknown as NodeJS.WritableStream);
   } catch (error) {
-    throw new DriverError(`The backup file is not a complete gzip-compressed tar archive (${(error as Error).message}).`, false, { cause: error });
+    // A damaged compressed stream, or a sound one that holds no complete tar.
+    throw new DriverError(`The backup file is not a complete ${compression}-compressed tar archive (${(error as Error).message}).`, false, { cause: error });
   }
   if (entries === 0) throw new DriverError('The backup file is an empty archive: it holds no data.');
 }
 
-/** The uncompressed tar of a verified backup, to send to the engine. */
-export function unpackedTar(file: string): Readable {
-  const gunzip = createGunzip();
-  return createReadStream(file).pipe(gunzip);
+/** The uncompressed tar of a verified backup (verifyArchive), to send to the engine. */
+export async function unpackedTar(file: string): Promise<Readable> {
+  return decompressedFile(file, (await compressionOfFile(file)) ?? 'zstd');
 }
 
 /** A tar holding one file, `name`, with the bytes of `file`: how a file is put into a volume. */

@@ -141,7 +141,7 @@ export class DockerDriver implements ServiceDriver {
     const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
     // A backup resumed after a crash starts over; the helper the crashed one used goes first.
     await removeAbandonedHelpers(api, service.id);
-    const file = `${destination.replace(/\.sqlite\.gz$/, '')}.tar.gz`;
+    const file = `${destination.replace(/\.sqlite\.zst$/, '')}.tar.zst`;
     mkdirSync(dirname(file), { recursive: true });
     // Compressed as the engine sends it, then kept in the backups volume through the same helper.
     return this.snapshotInto(api, contract, service, volume, async (tar, helperId) => {
@@ -178,7 +178,7 @@ export class DockerDriver implements ServiceDriver {
     await removeVolume(api, staged);
     await ensureVolume(api, staged, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
     try {
-      await this.putIntoVolume(api, contract, service, staged, unpackedTar(local));
+      await this.putIntoVolume(api, contract, service, staged, await unpackedTar(local));
       await this.verifyVolume(api, contract, service, staged);
     } catch (error) {
       // Nothing was touched; a half-written volume is not kept beside the service's data.

@@ -61,7 +61,7 @@ function imageFiles(): ImageFile[] {
     filesUnder(join(packageRoot, dir)).filter(filter).map((source) => ({ target: `/app/${relative(packageRoot, source)}`, source, mode: 0o644 }));
   files.push(...app('dist/src/engine/erp-app', (name) => name.endsWith('.js')));
   // The image's snapshot command uses the local driver's archive code, and what that imports.
-  const archiveModules = ['backup-archive.js', 'parallel-gzip.js'];
+  const archiveModules = ['database-snapshot.js'];
   files.push(...app('dist/src/engine/local', (name) => archiveModules.some((module) => name.endsWith(`/${module}`))));
   for (const [name, root] of [['better-sqlite3', sqliteRoot], ['bindings', dirname(require.resolve('bindings/package.json'))],
     ['file-uri-to-path', dirname(createRequire(require.resolve('bindings')).resolve('file-uri-to-path/package.json'))]] as const) {

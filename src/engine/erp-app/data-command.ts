@@ -6,7 +6,7 @@
 // `node data-command.js remove FILE...` removes backup files (the image has no rm), as `rm -f`.
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkErpDatabase, snapshotDatabase } from '../local/backup-archive.js';
+import { checkErpDatabase, snapshotDatabase } from '../local/database-snapshot.js';
 import { DATABASE_FILE } from './config.js';
 import { openErpDatabase } from './database.js';
 

@@ -6,11 +6,14 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import SQLite from 'better-sqlite3';
 import { extract } from 'tar-stream';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decompress as zstdDecompress } from 'zstd-napi';
+import { newId, nowIso } from '../../../src/db/ids.js';
+import { decompressedFile } from '../../../src/engine/backup-compression.js';
 import { getJson, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
 import { admin, runCli } from '../../support/cli.js';
 import { pruneBackups } from '../../../src/engine/backup-retention.js';
@@ -25,7 +28,7 @@ import { isSealed } from '../../../src/secrets/secret-box.js';
 import { act, fetchText, portOf, send, tryConnect } from '../support/engine-http.js';
 import { containersOfServer, dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi, volumesOfServer } from './support/docker-engine.js';
 
-/** The files of a backup (a gzip-compressed tar), by name. */
+/** The files of a backup (a zstd-compressed tar), by name. */
 async function filesOf(archive: Buffer): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();
   const reader = extract();
@@ -39,7 +42,7 @@ async function filesOf(archive: Buffer): Promise<Map<string, Buffer>> {
   });
   await new Promise<void>((resolve, reject) => {
     reader.on('finish', resolve).on('error', reject);
-    Readable.from(gunzipSync(archive)).pipe(reader as unknown as NodeJS.WritableStream);
+    Readable.from(zstdDecompress(archive)).pipe(reader as unknown as NodeJS.WritableStream);
   });
   return files;
 }
@@ -196,6 +199,8 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     const first = await backupNow(serviceId);
     const downloaded = await download(first);
     expect(downloaded.status).toBe(200);
+    expect([downloaded.headers.get('content-type'), downloaded.headers.get('content-disposition')])
+      .toEqual(['application/zstd', `attachment; filename="${first}.tar.zst"`]);
     const backup = await getJson(server.baseUrl, `/api/backups/${first}`, token);
     expect(createHash('sha256').update(downloaded.bytes).digest('hex')).toBe(backup.body.sha256);
     expect(outgoingMailRows((await filesOf(downloaded.bytes)).get('erp.sqlite') as Buffer)).toBe(0);
@@ -221,7 +226,7 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
   it('a restore whose local copy of the backup was damaged fetches it again from the engine, checked against its SHA-256', async () => {
     const backupId = await backupNow(serviceId);
     const row = await server.app.db.kysely.selectFrom('backups').select('file_path').where('id', '=', backupId).executeTakeFirstOrThrow();
-    const cached = join(server.dataDir, 'backups', serviceId, `${backupId}.tar.gz`);
+    const cached = join(server.dataDir, 'backups', serviceId, `${backupId}.tar.zst`);
     writeFileSync(cached, Buffer.concat([readFileSync(cached), Buffer.from('x')]));
     expect(row.file_path).toMatch(/^docker:\/\//);
     const before = await service(serviceId);
@@ -230,6 +235,31 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     expect(createHash('sha256').update(readFileSync(cached)).digest('hex')).toBe((await getJson(server.baseUrl, `/api/backups/${backupId}`, token)).body.sha256);
     expect((await service(serviceId)).state).toBe('running');
     expect(before.state).toBe('running');
+  });
+
+  it('restores a backup taken before zstd, a gzip-compressed tar, and names and types its download as gzip', async () => {
+    const recent = await backupNow(serviceId);
+    const recentRow = await server.app.db.kysely.selectFrom('backups').select('file_path').where('id', '=', recent).executeTakeFirstOrThrow();
+    const tar = Buffer.concat(await decompressedFile(join(server.dataDir, 'backups', serviceId, `${recent}.tar.zst`), 'zstd').toArray() as Buffer[]);
+    // As an earlier teaminfra kept it: a gzip tar, named .tar.gz on the engine and in this node's cache.
+    const id = newId('bak');
+    const gzipped = gzipSync(tar, { level: 1 });
+    writeFileSync(join(server.dataDir, 'backups', serviceId, `${id}.tar.gz`), gzipped);
+    await server.app.db.kysely.insertInto('backups').values({
+      id, team_id: team.teamId, service_id: serviceId, state: 'completed', kind: 'manual', size_bytes: gzipped.length,
+      sha256: createHash('sha256').update(gzipped).digest('hex'), file_path: (recentRow.file_path as string).replace(`${recent}.tar.zst`, `${id}.tar.gz`),
+      operation_id: null, reason: null, created_at: nowIso(), completed_at: nowIso(),
+    }).execute();
+    const downloaded = await download(id);
+    expect([downloaded.headers.get('content-type'), downloaded.headers.get('content-disposition')])
+      .toEqual(['application/gzip', `attachment; filename="${id}.tar.gz"`]);
+    expect(downloaded.bytes.equals(gzipped)).toBe(true);
+
+    const restored = await act(server.baseUrl, token, 'POST', `/api/backups/${id}/restore`);
+    expect(restored).toMatchObject({ state: 'succeeded' });
+    const after = (await filesOf((await download(await backupNow(serviceId))).bytes)).get('erp.sqlite') as Buffer;
+    expect(outgoingMailRows(after)).toBe(outgoingMailRows((await filesOf((await download(recent)).bytes)).get('erp.sqlite') as Buffer));
+    expect((await service(serviceId)).state).toBe('running');
   });
 
   it('backup retention removes the pruned backups of a Docker service from the engine\'s backups volume, and keeps the rest', async () => {

@@ -74,7 +74,7 @@ describe.skipIf(process.platform !== 'linux')('LocalDriver backups, restores and
       while (countRows(databaseOf(service), 'customers') <= 5 && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      const destination = join(dataDir, 'busy.sqlite.gz');
+      const destination = join(dataDir, 'busy.sqlite.zst');
       const file = await driver.backup(service, destination);
       const unpacked = join(dataDir, 'busy-unpacked.sqlite');
       await unpackVerified(file.path, file.sha256, unpacked);
@@ -89,7 +89,7 @@ describe.skipIf(process.platform !== 'linux')('LocalDriver backups, restores and
   it('restores a running service: the rows come back and it runs again', async () => {
     const service = spec('svc_restorerunning00000');
     const before = await driver.start(service, noHooks);
-    const backup = await driver.backup(service, join(dataDir, 'running.sqlite.gz'));
+    const backup = await driver.backup(service, join(dataDir, 'running.sqlite.zst'));
     deleteProducts(service);
     expect((await fetchText(`http://127.0.0.1:${before.port}/`)).text).toContain('Products: 0');
 
@@ -108,7 +108,7 @@ describe.skipIf(process.platform !== 'linux')('LocalDriver backups, restores and
   it('restores a stopped service without starting it', async () => {
     const service = spec('svc_restorestopped00000');
     await driver.provision(service);
-    const backup = await driver.backup(service, join(dataDir, 'stopped.sqlite.gz'));
+    const backup = await driver.backup(service, join(dataDir, 'stopped.sqlite.zst'));
     deleteProducts(service);
     expect(await driver.restore(service, backup, restoreHooks())).toBeNull();
     expect(countRows(databaseOf(service), 'products')).toBe(5);
@@ -118,7 +118,7 @@ describe.skipIf(process.platform !== 'linux')('LocalDriver backups, restores and
   it('starts a stopped service on the restored data when it ran before the restore was asked (a resumed restore)', async () => {
     const service = spec('svc_restoreresumed00000');
     await driver.provision(service);
-    const backup = await driver.backup(service, join(dataDir, 'resumed.sqlite.gz'));
+    const backup = await driver.backup(service, join(dataDir, 'resumed.sqlite.zst'));
     deleteProducts(service);
     const running = await driver.restore(service, backup, restoreHooks(undefined, undefined, true));
     expect(running).toMatchObject({ pid: expect.any(Number), port: expect.any(Number) });
@@ -130,7 +130,7 @@ describe.skipIf(process.platform !== 'linux')('LocalDriver backups, restores and
   it('changes nothing, and stops nothing, when the backup is bad', async () => {
     const service = spec('svc_restorebad000000000');
     const before = await driver.start(service, noHooks);
-    const backup = await driver.backup(service, join(dataDir, 'bad.sqlite.gz'));
+    const backup = await driver.backup(service, join(dataDir, 'bad.sqlite.zst'));
     deleteProducts(service);
     const failure = await driver.restore({ ...service, port: before.port }, { path: backup.path, sha256: '0'.repeat(64) }, restoreHooks())
       .then(() => undefined, (error: unknown) => error);
@@ -144,7 +144,7 @@ describe.skipIf(process.platform !== 'linux')('LocalDriver backups, restores and
   it('puts the service back on its data and starts it again when the safety step fails', async () => {
     const service = spec('svc_restorenosafety0000');
     const before = await driver.start(service, noHooks);
-    const backup = await driver.backup(service, join(dataDir, 'nosafety.sqlite.gz'));
+    const backup = await driver.backup(service, join(dataDir, 'nosafety.sqlite.zst'));
     deleteProducts(service);
     const failure = await driver.restore({ ...service, port: before.port }, backup, restoreHooks(async () => {
       throw new DriverError('no room for the safety backup');
@@ -165,9 +165,9 @@ describe.skipIf(process.platform !== 'linux')('LocalDriver backups, restores and
     const db = openErpDatabase(crafted);
     db.exec('DROP TABLE outgoing_mail; CREATE INDEX outgoing_mail ON customers (city)');
     db.close();
-    const backup = await packDatabase(crafted, join(dataDir, 'crafted.sqlite.gz'));
+    const backup = await packDatabase(crafted, join(dataDir, 'crafted.sqlite.zst'));
 
-    const failure = await driver.restore({ ...service, port: before.port }, { path: join(dataDir, 'crafted.sqlite.gz'), sha256: backup.sha256 },
+    const failure = await driver.restore({ ...service, port: before.port }, { path: join(dataDir, 'crafted.sqlite.zst'), sha256: backup.sha256 },
       restoreHooks()).then(() => undefined, (error: unknown) => error);
     expect((failure as DriverError).reason).toMatch(new RegExp(
       '^The service did not start on the restored database \\(The ERP service\'s process ended while starting \\(exit code 1\\): .*' +
@@ -182,7 +182,7 @@ describe.skipIf(process.platform !== 'linux')('LocalDriver backups, restores and
   it('restores into a service that never ran, with no safety backup to take', async () => {
     const source = spec('svc_restoresource000000');
     await driver.provision(source);
-    const backup = await driver.backup(source, join(dataDir, 'source.sqlite.gz'));
+    const backup = await driver.backup(source, join(dataDir, 'source.sqlite.zst'));
     const empty = spec('svc_restoreempty0000000');
     let hadData: boolean | undefined;
     expect(await driver.restore(empty, backup, restoreHooks(async () => undefined, (current) => { hadData = current.hasData; }))).toBeNull();
