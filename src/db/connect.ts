@@ -59,9 +59,11 @@ function openSqliteDb(dataDir: string): SqliteDb {
   const file = join(dataDir, DATABASE_FILE);
   closeSync(openSync(file, 'a', 0o600));
   const sqlite = openSqliteFile(file);
+  // First, so that every statement after it waits for another process's lock instead of failing
+  // at once with "database is locked" (an admin command run while serve writes, for one).
+  sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
   applySchema(sqlite);
   // A rebuilt table lost its indexes: schema.sql puts them back.
