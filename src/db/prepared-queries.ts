@@ -13,6 +13,7 @@ import type SQLite from 'better-sqlite3';
 import type { Compilable, Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Database } from './tables.js';
+import { rowBuilderOf } from './raw-rows.js';
 
 export interface PreparedQuery<Row> {
   /** All rows, as Kysely's `execute()` would return them. */
@@ -86,9 +87,15 @@ export class SqliteStatements extends PreparedQueries {
   protected prepare<Row>(_key: string, sql: string, bind: (values: Record<string, unknown>) => unknown[]): PreparedQuery<Row> {
     const statement = this.sqlite.prepare(sql);
     if (!statement.reader) throw new Error('A prepared query must return rows.');
+    // Raw mode, rows built in JS: the same rows for much less CPU (raw-rows.ts).
+    statement.raw(true);
+    const rowOf = rowBuilderOf(statement.columns().map((column) => column.name));
     return {
-      all: (values) => statement.all(bind(values)) as Row[],
-      first: (values) => statement.get(bind(values)) as Row | undefined,
+      all: (values) => (statement.all(bind(values)) as unknown[][]).map(rowOf) as Row[],
+      first: (values) => {
+        const raw = statement.get(bind(values)) as unknown[] | undefined;
+        return (raw === undefined ? undefined : rowOf(raw)) as Row | undefined;
+      },
     };
   }
 }
