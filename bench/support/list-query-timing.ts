@@ -1,6 +1,6 @@
 // The list query alone, in process: teaminfra's listReachableServices (its prepared fast path)
-// against the statement the hand-written baseline (c) prepares, on the same seeded database, in
-// alternating rounds; each figure is the median of its rounds, so a busy moment of the shared
+// against the statement the hand-written baseline (c) prepares (raw mode, as (c) reads it), on
+// the same seeded database, in alternating rounds; each figure is the median of its rounds, so a busy moment of the shared
 // machine does not land on one side only.
 import SQLite from 'better-sqlite3';
 import { join } from 'node:path';
@@ -31,9 +31,10 @@ export async function timeListQuery(dataDir: string, fixture: ListServicesFixtur
       SELECT s.id, s.name, s.server_id, s.parent_id, s.state, s.revision, s.port, s.published_host, s.created_at, s.updated_at
       FROM api_token_services l CROSS JOIN erp_services s
       WHERE l.token_id = ? AND s.id = l.service_id AND s.team_id = ? AND s.deleted_at IS NULL AND s.parent_id IS NULL
-      ORDER BY l.service_id LIMIT ?`);
-    const handWritten = () => statement.all(fixture.tokenId, fixture.teamId, page.limit + 1);
-    const [oursRows, handRows] = [await ours(), handWritten()];
+      ORDER BY l.service_id LIMIT ?`).raw(true);
+    const handWritten = () => statement.all(fixture.tokenId, fixture.teamId, page.limit + 1) as unknown[][];
+    const columns = statement.columns().map((column) => column.name);
+    const [oursRows, handRows] = [await ours(), handWritten().map((row) => Object.fromEntries(columns.map((name, index) => [name, row[index]])))];
     if (JSON.stringify(oursRows) !== JSON.stringify(handRows)) throw new Error('the hand-written list query does not return the same rows as ours');
     // The fast path answers synchronously under its promise: time the call itself.
     const oursSync = () => { void ours(); };
