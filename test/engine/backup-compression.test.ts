@@ -87,4 +87,13 @@ describe('backup compression', () => {
     await expect(packArchive(Readable.from(failing()), destination)).rejects.toThrow('the engine closed the connection');
     expect([existsSync(destination), existsSync(`${destination}.partial`)]).toEqual([false, false]);
   });
+
+  it('lets the source go when the worker fails before reading it all (a file it cannot write)', async () => {
+    // Endless: only the failure can end this pack.
+    const source = Readable.from((function* endless() {
+      for (;;) yield Buffer.alloc(1024 * 1024, 1);
+    })());
+    await expect(packArchive(source, join(dir, 'no such folder', 'backup.tar.zst'))).rejects.toThrow(/ENOENT/);
+    expect(source.destroyed).toBe(true);
+  });
 });
