@@ -60,7 +60,8 @@ function imageFiles(): ImageFile[] {
   const app = (dir: string, filter: (name: string) => boolean = () => true) =>
     filesUnder(join(packageRoot, dir)).filter(filter).map((source) => ({ target: `/app/${relative(packageRoot, source)}`, source, mode: 0o644 }));
   files.push(...app('dist/src/engine/erp-app', (name) => name.endsWith('.js')));
-  // The image's snapshot command uses the local driver's archive code, and what that imports.
+  // The image's snapshot and verify commands use the local driver's snapshot code (which imports
+  // only erp-app/database.js, already in the image): no compression runs in the container.
   const archiveModules = ['database-snapshot.js'];
   files.push(...app('dist/src/engine/local', (name) => archiveModules.some((module) => name.endsWith(`/${module}`))));
   for (const [name, root] of [['better-sqlite3', sqliteRoot], ['bindings', dirname(require.resolve('bindings/package.json'))],
