@@ -81,6 +81,9 @@ async function* inPieces(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array
 const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
 
+/** What a backup whose compression is null (compressionOfFile) is refused with. */
+export const NOT_COMPRESSED = 'The backup file is neither zstd- nor gzip-compressed, so it is not a backup teaminfra took.';
+
 /** The compression `file` starts with, or null when it is neither of ours. */
 export async function compressionOfFile(file: string): Promise<BackupCompression | null> {
   const reader = await open(file, 'r');

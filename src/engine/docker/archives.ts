@@ -8,8 +8,9 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { extract as tarExtract, pack as tarPack } from 'tar-stream';
 import { DriverError } from '../driver.js';
-import { compressionOfFile, decompressedFile } from '../backup-compression.js';
-import { NOT_COMPRESSED, sha256OfFile } from '../local/backup-archive.js';
+import { compressionOfFile, decompressedFile, NOT_COMPRESSED } from '../backup-compression.js';
+import type { BackupCompression } from '../backup-files.js';
+import { sha256OfFile } from '../local/backup-archive.js';
 import { runDatabaseJob } from '../local/database-job.js';
 
 /** The engine answers an archive of `/x/snap` with entries `snap/...`: the same files, relative to `snap`. */
@@ -46,14 +47,19 @@ export async function packArchive(tar: Readable, destination: string): Promise<{
   }
 }
 
-/** Checks the file against its checksum and that it is a complete zstd- (or, before, gzip-) compressed tar. */
-export async function verifyArchive(file: string, sha256: string): Promise<void> {
+/**
+ * Checks the file against its checksum and that it is a complete zstd- (or, before, gzip-)
+ * compressed tar; the compression it found, for unpackedTar.
+ */
+export async function verifyArchive(file: string, sha256: string): Promise<BackupCompression> {
   const actual = await sha256OfFile(file).catch(() => {
     throw new DriverError('The backup file is missing from the server.');
   });
   if (actual !== sha256) {
     throw new DriverError(`The backup file does not match its SHA-256 checksum (expected ${sha256}, found ${actual}): it was changed or damaged after it was taken.`);
   }
+  const compression = await compressionOfFile(file);
+  if (compression === null) throw new DriverError(NOT_COMPRESSED);
   const extract = tarExtract();
   let entries = 0;
   extract.on('entry', (_header, stream, next) => {
@@ -61,8 +67,6 @@ export async function verifyArchive(file: string, sha256: string): Promise<void>
     stream.on('end', next);
     stream.resume();
   });
-  const compression = await compressionOfFile(file);
-  if (compression === null) throw new DriverError(NOT_COMPRESSED);
   try {
     await pipeline(decompressedFile(file, compression), extract as unknown as NodeJS.WritableStream);
   } catch (error) {
@@ -70,11 +74,12 @@ export async function verifyArchive(file: string, sha256: string): Promise<void>
     throw new DriverError(`The backup file is not a complete ${compression}-compressed tar archive (${(error as Error).message}).`, false, { cause: error });
   }
   if (entries === 0) throw new DriverError('The backup file is an empty archive: it holds no data.');
+  return compression;
 }
 
-/** The uncompressed tar of a verified backup (verifyArchive), to send to the engine. */
-export async function unpackedTar(file: string): Promise<Readable> {
-  return decompressedFile(file, (await compressionOfFile(file)) ?? 'zstd');
+/** The uncompressed tar of a backup verifyArchive checked (and found `compression`), to send to the engine. */
+export function unpackedTar(file: string, compression: BackupCompression): Readable {
+  return decompressedFile(file, compression);
 }
 
 /** A tar holding one file, `name`, with the bytes of `file`: how a file is put into a volume. */

@@ -171,14 +171,14 @@ export class DockerDriver implements ServiceDriver {
     const { volume: current } = await readDockerState(this.options.db, this.options.secrets, service.id);
     // 1. Everything that can be wrong with the backup is found before the service is touched.
     const local = await localBackupFile(this.options.db, this.options.dataDir, { path: backup.path, sha256: backup.sha256 });
-    await verifyArchive(local, backup.sha256);
+    const compression = await verifyArchive(local, backup.sha256);
     const staged = dataVolumeName(service.id, generationOf(current) + 1);
     // Resumed after a crash: the volume it was staging starts over, once the crashed attempt's helper has let go of it.
     await removeAbandonedHelpers(api, service.id);
     await removeVolume(api, staged);
     await ensureVolume(api, staged, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
     try {
-      await this.putIntoVolume(api, contract, service, staged, await unpackedTar(local));
+      await this.putIntoVolume(api, contract, service, staged, unpackedTar(local, compression));
       await this.verifyVolume(api, contract, service, staged);
     } catch (error) {
       // Nothing was touched; a half-written volume is not kept beside the service's data.

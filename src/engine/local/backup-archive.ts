@@ -7,7 +7,9 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, renameSync, rmSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import SQLite from 'better-sqlite3';
-import { compressionOfFile, compressToFile, decompressedFile, isDamagedCompression, PIECE_BYTES, type PackedFile } from '../backup-compression.js';
+import {
+  compressionOfFile, compressToFile, decompressedFile, isDamagedCompression, NOT_COMPRESSED, PIECE_BYTES, type PackedFile,
+} from '../backup-compression.js';
 import { ArchiveProblem, checkErpDatabase, NO_DATABASE_YET, snapshotDatabase } from './database-snapshot.js';
 
 /**
@@ -93,8 +95,6 @@ export async function unpackVerified(archive: string, sha256: string, destinatio
   }
   checkErpDatabase(destination);
 }
-
-export const NOT_COMPRESSED = 'The backup file is neither zstd- nor gzip-compressed, so it is not a backup teaminfra took.';
 
 export async function sha256OfFile(file: string): Promise<string> {
   const hash = createHash('sha256');
