@@ -15,6 +15,16 @@ import { tempDataDir } from '../../support/fixtures.js';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
+/** What `sql` reads from the database file `file`. */
+function readAll(file: string, sql: string): unknown[] {
+  const db = new SQLite(file, { readonly: true });
+  try {
+    return db.prepare(sql).all();
+  } finally {
+    db.close();
+  }
+}
+
 describe('backup archives', () => {
   const dir = tempDataDir();
   const source = join(dir, 'erp.sqlite');
@@ -60,12 +70,7 @@ describe('backup archives', () => {
   it('unpacks to a database with the same rows', async () => {
     const target = join(dir, 'restored.sqlite');
     await unpackVerified(archive, packed.sha256, target);
-    const count = (file: string) => {
-      const db = new SQLite(file, { readonly: true });
-      const row = db.prepare('SELECT count(*) AS count, sum(length(name)) AS size FROM customers').get();
-      db.close();
-      return row;
-    };
+    const count = (file: string) => readAll(file, 'SELECT count(*) AS count, sum(length(name)) AS size FROM customers');
     expect(count(target)).toEqual(count(source));
   });
 
@@ -75,12 +80,7 @@ describe('backup archives', () => {
     expect(packedThroughFile).toEqual({ sizeBytes: statSync(throughFile).size, sha256: sha256(readFileSync(throughFile)) });
     const target = join(dir, 'restored-through-file.sqlite');
     await unpackVerified(throughFile, packedThroughFile.sha256, target);
-    const rows = (file: string) => {
-      const db = new SQLite(file, { readonly: true });
-      const found = db.prepare('SELECT id, name, email FROM customers ORDER BY id').all();
-      db.close();
-      return found;
-    };
+    const rows = (file: string) => readAll(file, 'SELECT id, name, email FROM customers ORDER BY id');
     expect(rows(target)).toEqual(rows(source));
   });
 
