@@ -13,7 +13,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { DATABASE_FILE } from '../../src/db/connect.js';
-import { serveUntilStopped } from '../support/child-server.js';
+import { listenUntilStopped } from '../support/child-server.js';
 
 const dataDir = process.argv[2];
 if (!dataDir) throw new Error('usage: hand-written.js <dataDir>');
@@ -71,8 +71,4 @@ const server = createServer((request, response) => {
   response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
   response.end(body);
 });
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  serveUntilStopped(typeof address === 'object' && address ? address.port : 0, () =>
-    new Promise((resolve) => { server.close(() => { db.close(); resolve(); }); server.closeAllConnections(); }));
-});
+listenUntilStopped(server, () => db.close());

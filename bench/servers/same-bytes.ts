@@ -3,7 +3,7 @@
 // argv: <response.json> holding { status, headers, bodyBase64 }
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { serveUntilStopped } from '../support/child-server.js';
+import { listenUntilStopped } from '../support/child-server.js';
 
 const file = process.argv[2];
 if (!file) throw new Error('usage: same-bytes.js <response.json>');
@@ -15,8 +15,4 @@ const server = createServer((_request, response) => {
   response.writeHead(captured.status, headers);
   response.end(body);
 });
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  serveUntilStopped(typeof address === 'object' && address ? address.port : 0, () =>
-    new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }));
-});
+listenUntilStopped(server);

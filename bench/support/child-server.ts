@@ -2,6 +2,7 @@
 // loop) and stops it cleanly, which lets `--cpu-prof` write its profile on the way out.
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import type { Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 
 export interface ChildServer {
@@ -62,4 +63,16 @@ export function serveUntilStopped(port: number, stop: () => Promise<void>): void
   });
   process.on('disconnect', finish);
   process.send?.({ type: 'ready', port } satisfies ReadyMessage);
+}
+
+/**
+ * For a node:http baseline: listens on a free loopback port, then serves until stopped; on stop,
+ * open connections are cut and `closed` runs once the server has closed (a database to close).
+ */
+export function listenUntilStopped(server: Server, closed: () => void = () => undefined): void {
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    serveUntilStopped(typeof address === 'object' && address ? address.port : 0, () =>
+      new Promise((resolve) => { server.close(() => { closed(); resolve(); }); server.closeAllConnections(); }));
+  });
 }
