@@ -18,7 +18,8 @@ import type { BackupCompression } from './backup-files.js';
 
 export const ZSTD_PARAMETERS = {
   compressionLevel: 1,
-  // zstd's own threads (it is built with ZSTD_MULTITHREAD); more than 4 no longer pays at level 1.
+  // zstd's own threads (it is built with ZSTD_MULTITHREAD): measured with 2; capped at 4 so that
+  // a backup does not take every core of a larger control-plane machine (not measured there).
   nbWorkers: Math.min(4, Math.max(2, availableParallelism())),
   checksumFlag: true,
 } as const;

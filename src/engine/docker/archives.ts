@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { extract as tarExtract, pack as tarPack } from 'tar-stream';
 import { DriverError } from '../driver.js';
-import { compressionOfFile, decompressedFile, NOT_COMPRESSED } from '../backup-compression.js';
+import { compressionOfFile, decompressedFile, NOT_COMPRESSED, type PackedFile } from '../backup-compression.js';
 import type { BackupCompression } from '../backup-files.js';
 import { sha256OfFile } from '../local/backup-archive.js';
 import { runDatabaseJob } from '../local/database-job.js';
@@ -38,9 +38,9 @@ export function stripTopDirectory(source: Readable): Readable {
  * Writes `tar` to `destination` compressed (as it arrives, in a worker thread: zstd's calls wait
  * for its threads) and checksummed; the file appears whole or not at all.
  */
-export async function packArchive(tar: Readable, destination: string): Promise<{ sizeBytes: number; sha256: string }> {
+export async function packArchive(tar: Readable, destination: string): Promise<PackedFile> {
   try {
-    return await runDatabaseJob<{ sizeBytes: number; sha256: string }>({ kind: 'pack-stream', destination }, tar);
+    return await runDatabaseJob<PackedFile>({ kind: 'pack-stream', destination }, tar);
   } finally {
     // The worker's own cleanup does not run when it is stopped because the tar failed.
     rmSync(`${destination}.partial`, { force: true });

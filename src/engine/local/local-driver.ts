@@ -10,6 +10,7 @@ import {
 } from '../driver.js';
 import { DATABASE_FILE, readMailCredentials, readRuntime, RUNTIME_FILE, writeMailCredentials } from '../erp-app/config.js';
 import { openErpDatabase } from '../erp-app/database.js';
+import type { PackedFile } from '../backup-compression.js';
 import { runDatabaseJob } from './database-job.js';
 import { dropPreviousDatabase, removeDatabase, replaceDatabase, rollBackSwap, swapInDatabase } from './database-swap.js';
 import { erpAppEntry } from './erp-app-entry.js';
@@ -131,7 +132,7 @@ export class LocalDriver implements ServiceDriver {
     // database now (what provisioning or a first start would create), as a Docker service's does.
     await this.provision(service);
     mkdirSync(dirname(destination), { recursive: true });
-    const packed = await runDatabaseJob<{ sizeBytes: number; sha256: string }>({
+    const packed = await runDatabaseJob<PackedFile>({
       kind: 'pack', source: join(this.serviceDir(service), DATABASE_FILE), destination,
     });
     return { path: destination, ...packed };
