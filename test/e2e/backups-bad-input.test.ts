@@ -5,8 +5,8 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compress as zstdCompress, decompress as zstdDecompress } from 'zstd-napi';
-import { newId, nowIso } from '../../src/db/ids.js';
-import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
+import { newId } from '../../src/db/ids.js';
+import { insertCompletedBackup, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { act, fetchText, killProcessesMatching, processesMatching, send } from '../engine/support/engine-http.js';
 import { countProducts, deleteProducts, serviceDatabase, sha256Hex } from '../engine/support/service-data.js';
 
@@ -40,11 +40,7 @@ describe('restoring a bad backup', () => {
     const id = newId('bak');
     const file = `${good.file}.${id}`;
     writeFileSync(file, bytes);
-    await server.app.db.kysely.insertInto('backups').values({
-      id, team_id: team.teamId, service_id: serviceId, state: 'completed', kind: 'manual', size_bytes: bytes.length, sha256: checksum,
-      file_path: file, operation_id: null, reason: null, created_at: nowIso(), completed_at: nowIso(),
-    }).execute();
-    return id;
+    return insertCompletedBackup(server.app, { id, teamId: team.teamId, serviceId, filePath: file, bytes, sha256: checksum });
   }
 
   async function expectRestoreRefused(backupId: string, reason: string | RegExp): Promise<void> {

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decompress as zstdDecompress } from 'zstd-napi';
 import { invoke } from '../../src/core/invoke.js';
-import { newId, nowIso } from '../../src/db/ids.js';
+import { newId } from '../../src/db/ids.js';
 import { catalog } from '../../tools/index.js';
-import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
+import { insertCompletedBackup, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { act, fetchText, killProcessesMatching, processesMatching, send, waitForOperation } from '../engine/support/engine-http.js';
 import { countProducts, deleteProducts, download, serviceDatabase, sha256Hex } from '../engine/support/service-data.js';
 
@@ -160,10 +160,7 @@ describe('backups of an ERP service', () => {
     const id = newId('bak');
     const file = (row.file_path as string).replace(/[^/]+$/, `${id}.sqlite.gz`);
     writeFileSync(file, gzipped);
-    await server.app.db.kysely.insertInto('backups').values({
-      id, team_id: team.teamId, service_id: serviceId, state: 'completed', kind: 'manual', size_bytes: gzipped.length, sha256: sha256Hex(gzipped),
-      file_path: file, operation_id: null, reason: null, created_at: nowIso(), completed_at: nowIso(),
-    }).execute();
+    await insertCompletedBackup(server.app, { id, teamId: team.teamId, serviceId, filePath: file, bytes: gzipped });
 
     const whole = await download(`${server.baseUrl}/api/backups/${id}/download`, token);
     expect(whole.headers.get('content-type')).toBe('application/gzip');

@@ -1,13 +1,12 @@
 // Valid sample inputs for any capability of the catalog, built from its input shape and a
 // seeded team, so that suites generated from the catalog cover capabilities added later.
-import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { compress as zstdCompress } from 'zstd-napi';
 import type { Capability } from '../../src/core/capability.js';
 import { newId, nowIso } from '../../src/db/ids.js';
 import type { App } from '../../src/app.js';
-import type { SeededTeam } from './fixtures.js';
+import { insertCompletedBackup, type SeededTeam } from './fixtures.js';
 import { createToken } from '../../src/db/repositories/tokens.js';
 
 export interface SeededWithHistory extends SeededTeam {
@@ -35,11 +34,7 @@ export async function addHistory(app: App, team: SeededTeam): Promise<SeededWith
   const backupBytes = zstdCompress(Buffer.from(`backup ${backupId} of ${serviceId}\n`));
   mkdirSync(dirname(backupPath), { recursive: true });
   writeFileSync(backupPath, backupBytes);
-  await app.db.kysely.insertInto('backups').values({
-    id: backupId, team_id: team.teamId, service_id: serviceId, state: 'completed', kind: 'manual', size_bytes: backupBytes.length,
-    sha256: createHash('sha256').update(backupBytes).digest('hex'), file_path: backupPath, operation_id: null, reason: null,
-    created_at: nowIso(), completed_at: nowIso(),
-  }).execute();
+  await insertCompletedBackup(app, { id: backupId, teamId: team.teamId, serviceId, filePath: backupPath, bytes: backupBytes });
   const emailId = newId('eml');
   const rawPath = join(app.config.dataDir, 'mail', team.copyId, `${emailId}.eml`);
   const raw = 'From: erp@copy.example\r\nTo: admin@example.com\r\nSubject: Reset\r\n\r\nReset link: http://copy/reset?t=1\r\n';

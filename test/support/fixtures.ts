@@ -4,6 +4,7 @@
 // Every answer of a test server to a documented REST operation is recorded, and checked against
 // the OpenAPI document the server serves when the suite closes it (openapi-conformance.ts): a
 // response the document does not describe fails the suite that provoked it.
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { createApp, defaultConfig, type App, type AppConfig } from '../../src/app.js';
 import { hashPassword } from '../../src/auth/password.js';
 import type { PermissionId } from '../../src/auth/permissions.js';
+import { newId, nowIso } from '../../src/db/ids.js';
 import { createToken } from '../../src/db/repositories/tokens.js';
 import { insertServer } from '../../src/db/repositories/servers.js';
 import { insertService } from '../../src/db/repositories/services.js';
@@ -114,6 +116,22 @@ export async function seedTeam(app: App, values: { name?: string; plan?: Plan; t
 export async function seedMembers(app: App, teamId: string, password: string, roles: readonly Role[]): Promise<void> {
   const passwordHash = await hashPassword(password);
   for (const role of roles) await upsertMember(app.db.kysely, { teamId, email: `${role}@example.com`, role, passwordHash });
+}
+
+/**
+ * A completed manual backup row of `serviceId` whose file is `filePath` (written by the caller)
+ * holding `bytes`, recorded with `sha256` (the bytes' own unless given); its id.
+ */
+export async function insertCompletedBackup(
+  app: App, row: { id?: string; teamId: string; serviceId: string; filePath: string; bytes: Buffer; sha256?: string },
+): Promise<string> {
+  const id = row.id ?? newId('bak');
+  await app.db.kysely.insertInto('backups').values({
+    id, team_id: row.teamId, service_id: row.serviceId, state: 'completed', kind: 'manual', size_bytes: row.bytes.length,
+    sha256: row.sha256 ?? createHash('sha256').update(row.bytes).digest('hex'), file_path: row.filePath, operation_id: null,
+    reason: null, created_at: nowIso(), completed_at: nowIso(),
+  }).execute();
+  return id;
 }
 
 export interface TokenOptions {

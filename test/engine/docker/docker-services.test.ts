@@ -12,9 +12,9 @@ import { extract } from 'tar-stream';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decompress as zstdDecompress } from 'zstd-napi';
-import { newId, nowIso } from '../../../src/db/ids.js';
+import { newId } from '../../../src/db/ids.js';
 import { decompressedFile } from '../../../src/engine/backup-compression.js';
-import { getJson, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
+import { getJson, insertCompletedBackup, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
 import { admin, runCli } from '../../support/cli.js';
 import { pruneBackups } from '../../../src/engine/backup-retention.js';
 import { backupsMount } from '../../../src/engine/docker/backup-store.js';
@@ -245,11 +245,9 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     const id = newId('bak');
     const gzipped = gzipSync(tar, { level: 1 });
     writeFileSync(join(server.dataDir, 'backups', serviceId, `${id}.tar.gz`), gzipped);
-    await server.app.db.kysely.insertInto('backups').values({
-      id, team_id: team.teamId, service_id: serviceId, state: 'completed', kind: 'manual', size_bytes: gzipped.length,
-      sha256: createHash('sha256').update(gzipped).digest('hex'), file_path: (recentRow.file_path as string).replace(`${recent}.tar.zst`, `${id}.tar.gz`),
-      operation_id: null, reason: null, created_at: nowIso(), completed_at: nowIso(),
-    }).execute();
+    await insertCompletedBackup(server.app, {
+      id, teamId: team.teamId, serviceId, filePath: (recentRow.file_path as string).replace(`${recent}.tar.zst`, `${id}.tar.gz`), bytes: gzipped,
+    });
     const downloaded = await download(id);
     expect([downloaded.headers.get('content-type'), downloaded.headers.get('content-disposition')])
       .toEqual(['application/gzip', `attachment; filename="${id}.tar.gz"`]);
