@@ -4,7 +4,7 @@
 import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { admin, runCli, startServe, type ServeProcess } from '../support/cli.js';
+import { runCli, seedThroughCli, type ServeProcess, startServe } from '../support/cli.js';
 import { tempDataDir } from '../support/fixtures.js';
 import { act, killProcessesMatching, send } from '../engine/support/engine-http.js';
 
@@ -31,10 +31,7 @@ async function refusedServe(dataDir: string): Promise<string> {
 
 /** A team with a server, a service and a full-access token, made by the operator command line. */
 async function seed(dataDir: string) {
-  const team = (await admin(dataDir, ['create-team', '--name', 'Acme'])).id as string;
-  const server = (await admin(dataDir, ['create-server', '--team', team, '--name', 'eu-1'])).id as string;
-  const service = (await admin(dataDir, ['create-service', '--team', team, '--server', server, '--name', 'Shop'])).id as string;
-  const token = (await admin(dataDir, ['create-token', '--team', team, '--name', 't', '--full-access'])).token as string;
+  const { serviceId: service, token } = await seedThroughCli(dataDir, { team: 'Acme', server: 'eu-1', service: 'Shop', token: 't' });
   return { service, token };
 }
 

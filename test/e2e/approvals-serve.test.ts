@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqliteDb } from '../../src/db/connect.js';
-import { admin, startServe, type ServeProcess } from '../support/cli.js';
+import { admin, seedThroughCli, type ServeProcess, startServe } from '../support/cli.js';
 import { tempDataDir } from '../support/fixtures.js';
 import { act, processesMatching, send, waitForOperation } from '../engine/support/engine-http.js';
 import { countProducts, deleteProducts } from '../engine/support/service-data.js';
@@ -26,10 +26,9 @@ describe.skipIf(process.platform !== 'linux')('approval before an action, throug
   let productsInBackup: number;
 
   beforeAll(async () => {
-    teamId = (await admin(dataDir, ['create-team', '--name', 'Approvals'])).id as string;
-    const serverId = (await admin(dataDir, ['create-server', '--team', teamId, '--name', 'local'])).id as string;
-    serviceId = (await admin(dataDir, ['create-service', '--team', teamId, '--server', serverId, '--name', 'Shop ERP'])).id as string;
-    ops = (await admin(dataDir, ['create-token', '--team', teamId, '--name', 'ops', '--full-access'])).token as string;
+    const seeded = await seedThroughCli(dataDir, { team: 'Approvals', service: 'Shop ERP' });
+    const { serverId } = seeded;
+    ({ teamId, serviceId, token: ops } = seeded);
     agent = await admin(dataDir, ['create-token', '--team', teamId, '--name', 'coding agent',
       '--permissions', 'services:operate,backups:restore', '--needs-approval', 'restore_backup,stop_erp_service']) as { id: string; token: string };
     approver = (await admin(dataDir, ['create-token', '--team', teamId, '--name', 'on-call',

@@ -7,7 +7,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../src/index.js';
-import { admin, startServe, type ServeProcess } from '../support/cli.js';
+import { admin, seedThroughCli, type ServeProcess, startServe } from '../support/cli.js';
 import { tempDataDir } from '../support/fixtures.js';
 import { startReceiver, type Receiver, type Received } from '../support/receiver.js';
 import { act, killProcessesMatching, send } from '../engine/support/engine-http.js';
@@ -34,10 +34,9 @@ describe('a decision asked over MCP and answered by a webhook receiver through R
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    const team = (await admin(dataDir, ['create-team', '--name', 'Decisions loop'])).id as string;
-    const server = (await admin(dataDir, ['create-server', '--team', team, '--name', 'local'])).id as string;
-    serviceId = (await admin(dataDir, ['create-service', '--team', team, '--server', server, '--name', 'Shop ERP'])).id as string;
-    ops = (await admin(dataDir, ['create-token', '--team', team, '--name', 'ops', '--full-access'])).token as string;
+    const seeded = await seedThroughCli(dataDir, { team: 'Decisions loop', service: 'Shop ERP' });
+    const { teamId: team, serverId: server } = seeded;
+    ({ serviceId, token: ops } = seeded);
     assistant = await admin(dataDir, ['create-token', '--team', team, '--name', 'coding agent', '--accepted-by', 'mcp',
       '--permissions', 'decisions:request,services:operate', '--needs-approval', 'stop_erp_service']) as { id: string; token: string };
     reviewer = await admin(dataDir, ['create-token', '--team', team, '--name', 'release bot', '--accepted-by', 'api',

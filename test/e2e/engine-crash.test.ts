@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type SqliteDb } from '../../src/db/connect.js';
-import { admin, startServe, type ServeProcess } from '../support/cli.js';
+import { seedThroughCli, type ServeProcess, startServe } from '../support/cli.js';
 import { tempDataDir } from '../support/fixtures.js';
 import { fetchText, killProcessesMatching, processesMatching, send, waitForOperation } from '../engine/support/engine-http.js';
 
@@ -18,10 +18,7 @@ describe.skipIf(process.platform !== 'linux')('teaminfra serve killed in the mid
   let serviceId: string;
 
   beforeAll(async () => {
-    const teamId = (await admin(dataDir, ['create-team', '--name', 'Crash team'])).id;
-    const serverId = (await admin(dataDir, ['create-server', '--team', teamId, '--name', 'local'])).id;
-    serviceId = (await admin(dataDir, ['create-service', '--team', teamId, '--server', serverId, '--name', 'Crash ERP'])).id;
-    token = (await admin(dataDir, ['create-token', '--team', teamId, '--name', 'ops', '--full-access'])).token;
+    ({ serviceId, token } = await seedThroughCli(dataDir, { team: 'Crash team', service: 'Crash ERP' }));
     db = openDatabase(dataDir);
   });
   afterAll(async () => {

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqliteDb } from '../../src/db/connect.js';
-import { admin, startServe, type ServeProcess } from '../support/cli.js';
+import { seedThroughCli, type ServeProcess, startServe } from '../support/cli.js';
 import { tempDataDir } from '../support/fixtures.js';
 import { act, fetchText, processesMatching, send, waitForOperation } from '../engine/support/engine-http.js';
 import { countProducts, deleteProducts } from '../engine/support/service-data.js';
@@ -43,10 +43,9 @@ describe.skipIf(process.platform !== 'linux')('teaminfra serve killed in the mid
   let productsInBackup: number;
 
   beforeAll(async () => {
-    const teamId = (await admin(dataDir, ['create-team', '--name', 'Restore crash team'])).id;
-    const serverId = (await admin(dataDir, ['create-server', '--team', teamId, '--name', 'local'])).id;
-    serviceId = (await admin(dataDir, ['create-service', '--team', teamId, '--server', serverId, '--name', 'Restored ERP'])).id;
-    token = (await admin(dataDir, ['create-token', '--team', teamId, '--name', 'ops', '--full-access'])).token;
+    const seeded = await seedThroughCli(dataDir, { team: 'Restore crash team', service: 'Restored ERP' });
+    const { serverId } = seeded;
+    ({ serviceId, token } = seeded);
     ({ serve, db, database, backupId, productsInBackup } = await serveWithBackup(dataDir, { serverId, serviceId }, token));
   }, 60_000);
   afterAll(() => leaveNothingBehind(dataDir, serve, db));

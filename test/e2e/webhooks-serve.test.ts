@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.js';
 import { insertEvent } from '../../src/db/repositories/events.js';
 import { verifyWebhook } from '../../src/webhooks/signing.js';
-import { admin, startServe, type ServeProcess } from '../support/cli.js';
+import { admin, seedThroughCli, type ServeProcess, startServe } from '../support/cli.js';
 import { tempDataDir } from '../support/fixtures.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
@@ -21,10 +21,7 @@ describe('webhooks delivered by teaminfra serve', () => {
 
   it('delivers a real change signed, and an event left undelivered by a killed process after restart', async () => {
     receiver = await startReceiver();
-    const team = (await admin(dataDir, ['create-team', '--name', 'Hooks'])).id;
-    const server = (await admin(dataDir, ['create-server', '--team', team, '--name', 'local'])).id;
-    const service = (await admin(dataDir, ['create-service', '--team', team, '--server', server, '--name', 'Shop'])).id;
-    const token = (await admin(dataDir, ['create-token', '--team', team, '--name', 'ops', '--full-access'])).token;
+    const { teamId: team, serverId: server, serviceId: service, token } = await seedThroughCli(dataDir, { team: 'Hooks', service: 'Shop' });
     const hook = await admin(dataDir, ['create-webhook', '--team', team, '--url', receiver.url, '--events', 'service.started,service.stopped,decision.needed', '--allow-private']);
 
     serve = await startServe(dataDir);

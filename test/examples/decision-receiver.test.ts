@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/package-root.js';
-import { admin, startServe, type ServeProcess } from '../support/cli.js';
+import { admin, seedThroughCli, type ServeProcess, startServe } from '../support/cli.js';
 import { tempDataDir } from '../support/fixtures.js';
 import { act, killProcessesMatching, send, waitForOperation } from '../engine/support/engine-http.js';
 
@@ -77,10 +77,7 @@ describe('examples/decision-receiver.js', () => {
   });
 
   it('approves a held stop, which then runs, and leaves a held delete and a question to a person', async () => {
-    const teamId = (await admin(dataDir, ['create-team', '--name', 'Receiver'])).id as string;
-    const serverId = (await admin(dataDir, ['create-server', '--team', teamId, '--name', 'local'])).id as string;
-    const serviceId = (await admin(dataDir, ['create-service', '--team', teamId, '--server', serverId, '--name', 'Shop ERP'])).id as string;
-    const ops = (await admin(dataDir, ['create-token', '--team', teamId, '--name', 'ops', '--full-access'])).token as string;
+    const { teamId, serverId, serviceId, token: ops } = await seedThroughCli(dataDir, { team: 'Receiver', service: 'Shop ERP' });
     const agent = (await admin(dataDir, ['create-token', '--team', teamId, '--name', 'coding agent',
       '--permissions', 'services:operate,services:write,decisions:request', '--needs-approval', 'stop_erp_service,delete_erp_service'])).token as string;
     const receiverToken = await admin(dataDir, ['create-token', '--team', teamId, '--name', 'decision receiver',

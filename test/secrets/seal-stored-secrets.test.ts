@@ -12,7 +12,7 @@ import { SecretBox } from '../../src/secrets/secret-box.js';
 import { loadSecretsKeys } from '../../src/secrets/secrets-key.js';
 import { generateWebhookSecret, verifyWebhook } from '../../src/webhooks/signing.js';
 import { killProcessesMatching } from '../engine/support/engine-http.js';
-import { runCli, startServe, type ServeProcess } from '../support/cli.js';
+import { runCli, seedThroughCli, type ServeProcess, startServe } from '../support/cli.js';
 import { tempDataDir } from '../support/fixtures.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
@@ -36,10 +36,7 @@ async function adminWith(dataDir: string, env: NodeJS.ProcessEnv, args: string[]
 
 /** A team with a service and a full-access token, and a webhook to `url` for service.started. */
 async function seed(dataDir: string, url: string, env: NodeJS.ProcessEnv = {}) {
-  const team = (await adminWith(dataDir, env, ['create-team', '--name', 'Hooks'])).id as string;
-  const server = (await adminWith(dataDir, env, ['create-server', '--team', team, '--name', 'local'])).id as string;
-  const service = (await adminWith(dataDir, env, ['create-service', '--team', team, '--server', server, '--name', 'Shop'])).id as string;
-  const token = (await adminWith(dataDir, env, ['create-token', '--team', team, '--name', 'ops', '--full-access'])).token as string;
+  const { teamId: team, serverId: server, serviceId: service, token } = await seedThroughCli(dataDir, { team: 'Hooks', service: 'Shop' }, env);
   const hook = await adminWith(dataDir, env, ['create-webhook', '--team', team, '--url', url, '--events', 'service.started,service.stopped', '--allow-private']);
   return { team, service, token, hook: hook as { id: string; secret: string } };
 }

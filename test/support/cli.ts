@@ -37,6 +37,24 @@ export async function admin(dataDir: string, args: string[], input?: string, env
   return JSON.parse(result.stdout);
 }
 
+/** What seedThroughCli made. */
+export interface CliSeeded { teamId: string; serverId: string; serviceId: string; token: string }
+
+/**
+ * As an operator would, through the command line: a team named `team`, a local server, one ERP
+ * service named `service` on it, and a full-access token named `token`.
+ */
+export async function seedThroughCli(
+  dataDir: string, names: { team: string; service: string; server?: string; token?: string }, env?: NodeJS.ProcessEnv,
+): Promise<CliSeeded> {
+  const run = (args: string[]) => admin(dataDir, args, undefined, env);
+  const teamId = (await run(['create-team', '--name', names.team])).id as string;
+  const serverId = (await run(['create-server', '--team', teamId, '--name', names.server ?? 'local'])).id as string;
+  const serviceId = (await run(['create-service', '--team', teamId, '--server', serverId, '--name', names.service])).id as string;
+  const token = (await run(['create-token', '--team', teamId, '--name', names.token ?? 'ops', '--full-access'])).token as string;
+  return { teamId, serverId, serviceId, token };
+}
+
 export interface ServeProcess {
   child: ChildProcess;
   baseUrl: string;
