@@ -35,7 +35,7 @@ export async function storeBackupOnEngine(
   api: DockerApi, helperId: string, server: ServerSpec, serviceId: string, file: string, sizeBytes: number, image: string,
 ): Promise<string> {
   const name = `${serviceId}/${basename(file)}`;
-  await api.upload('PUT', `/containers/${helperId}/archive`, singleFileTar(name, file, sizeBytes), 'application/x-tar', { query: { path: MOUNT }, timeoutMs: 30 * 60_000 });
+  await api.upload('PUT', `/containers/${helperId}/archive`, singleFileTar(name, file, sizeBytes), 'application/x-tar', { query: { path: MOUNT } });
   return `${SCHEME}//${server.id}/${name}?image=${encodeURIComponent(image)}`;
 }
 
@@ -78,9 +78,11 @@ export async function removeEngineBackupFiles(db: Kysely<Database>, paths: reado
         const helper = await createHelper(api, {
           image: group.image, serviceId: group.serviceId, serverId: group.serverId, mounts: [backupsMount(group.serverId)],
           command: [...contract.removeCommand, ...names.map((name) => `${MOUNT}/${name}`)],
+          // The files were put there by the engine as root; an image that runs as its own user could not remove them.
+          asRoot: true,
         });
         try {
-          const { exitCode, output } = await runHelper(api, helper.id, 60_000);
+          const { exitCode, output } = await runHelper(api, helper.id, 60_000, "The image's remove command");
           if (exitCode !== 0) failures.push(`server ${group.serverId}: the image's remove command exited with ${exitCode}${output}`);
         } finally {
           await helper.remove();
@@ -109,7 +111,7 @@ export async function localBackupFile(db: Kysely<Database>, dataDir: string, bac
     mkdirSync(dirname(cached), { recursive: true, mode: 0o700 });
     const helper = await createHelper(api, { image, serviceId: name.split('/')[0] ?? '', serverId, mounts: [backupsMount(serverId)] });
     try {
-      await extractSingleFile(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: `${MOUNT}/${name}` }, timeoutMs: 30 * 60_000 }), partial);
+      await extractSingleFile(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: `${MOUNT}/${name}` } }), partial);
     } finally {
       await helper.remove();
     }

@@ -98,7 +98,7 @@ export async function keepRunning(api: DockerApi, id: string): Promise<void> {
 }
 
 export async function stopContainer(api: DockerApi, id: string, graceMs: number): Promise<void> {
-  await api.json('POST', `/containers/${id}/stop`, { query: { t: Math.ceil(graceMs / 1000) }, accept: [304, 404], timeoutMs: graceMs + 30_000 });
+  await api.json('POST', `/containers/${id}/stop`, { query: { t: Math.ceil(graceMs / 1000) }, accept: [304, 404], timeoutMs: graceMs + api.defaultTimeoutMs });
 }
 
 export async function removeContainer(api: DockerApi, id: string): Promise<void> {
@@ -206,26 +206,48 @@ const THIS_PROCESS = newLeaseOwner();
 /**
  * A helper container of the service's image with the given volumes mounted, created but not
  * started: `runHelper` runs its `command`; without one it only serves archive transfers.
- * The caller removes it with `remove`.
+ * It runs as the image's own user, so that what its command writes belongs to that user, as
+ * the application's own files do; `asRoot` is for commands that act on files any image's
+ * helper put there (removing backup files). The caller removes it with `remove`.
  */
 export async function createHelper(
-  api: DockerApi, options: { image: string; serviceId: string; serverId: string; mounts: { volume: string; at: string }[]; command?: string[] },
+  api: DockerApi,
+  options: { image: string; serviceId: string; serverId: string; mounts: { volume: string; at: string }[]; command?: string[]; asRoot?: boolean },
 ): Promise<{ id: string; remove(): Promise<void> }> {
   const created = await api.json<{ Id: string }>('POST', '/containers/create', {
     body: {
       Image: options.image, Labels: labelsOf({ serviceId: options.serviceId, serverId: options.serverId, role: 'helper', madeBy: THIS_PROCESS }),
       ...(options.command ? { Entrypoint: [options.command[0]], Cmd: options.command.slice(1) } : { Entrypoint: ['/bin/false'], Cmd: [] }),
+      ...(options.asRoot ? { User: '0:0' } : {}),
       HostConfig: { Mounts: options.mounts.map((mount) => ({ Type: 'volume', Source: mount.volume, Target: mount.at })), NetworkMode: 'none' },
     },
   });
   return { id: created.Id, remove: () => removeContainer(api, created.Id) };
 }
 
-/** Starts a created helper and waits for its command to end. */
-export async function runHelper(api: DockerApi, id: string, timeoutMs: number): Promise<{ exitCode: number; output: string }> {
+/**
+ * Starts a created helper and waits for its command to end, at most `timeoutMs` (then it is
+ * killed and the step fails). Its state is asked with short calls, each with its own deadline,
+ * rather than one wait call held open for as long as the command runs: an engine that stops
+ * answering is noticed within a call's deadline, not at the end of the command's.
+ */
+export async function runHelper(
+  api: DockerApi, id: string, timeoutMs: number, step = 'The helper command',
+): Promise<{ exitCode: number; output: string }> {
   await api.json('POST', `/containers/${id}/start`, { accept: [304] });
-  const waited = await api.json<{ StatusCode: number }>('POST', `/containers/${id}/wait`, { timeoutMs });
-  return { exitCode: waited.StatusCode, output: await lastOutput(api, id) };
+  const deadline = Date.now() + timeoutMs;
+  for (let pause = 20; ; pause = Math.min(pause * 2, 500)) {
+    const inspected = await api.json<{ State: { Status: string; ExitCode: number } } | undefined>('GET', `/containers/${id}/json`, { accept: [404] });
+    if (!inspected) throw new DriverError(`${step} could not finish: its helper container was removed while it ran.`);
+    if (inspected.State.Status === 'exited' || inspected.State.Status === 'dead') {
+      return { exitCode: inspected.State.ExitCode, output: await lastOutput(api, id) };
+    }
+    if (Date.now() > deadline) {
+      await api.json('POST', `/containers/${id}/kill`, { accept: [404, 409] }).catch(() => undefined);
+      throw new DriverError(`${step} did not finish within ${Math.round(timeoutMs / 1000)} s${await lastOutput(api, id)}, so it was stopped.`);
+    }
+    await sleep(pause);
+  }
 }
 
 /**

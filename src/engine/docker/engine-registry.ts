@@ -46,6 +46,12 @@ export class EngineRegistry {
     this.engines.clear();
   }
 
+  /** Ends every engine connection now, calls in flight included. */
+  async destroy(): Promise<void> {
+    await Promise.all([...this.engines.values()].map(({ api }) => api.destroy()));
+    this.engines.clear();
+  }
+
   private async readContract(server: ServerSpec): Promise<ImageContract> {
     const { api, address } = this.engineOf(server);
     try {
