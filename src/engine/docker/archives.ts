@@ -13,10 +13,15 @@ import type { BackupCompression } from '../backup-files.js';
 import { sha256OfFile } from '../local/backup-archive.js';
 import { runDatabaseJob } from '../local/database-job.js';
 
-/** The engine answers an archive of `/x/snap` with entries `snap/...`: the same files, relative to `snap`. */
-export function stripTopDirectory(source: Readable): Readable {
+/**
+ * The engine answers an archive of `/x/snap` with entries `snap/...`: the same files, relative
+ * to `snap`. `atEnd` is told how many regular files there were; an error it returns ends the
+ * stream with that error instead of a whole archive.
+ */
+export function stripTopDirectory(source: Readable, atEnd?: (files: number) => Error | undefined): Readable {
   const extract = tarExtract();
   const pack = tarPack();
+  let files = 0;
   extract.on('entry', (header, stream, next) => {
     const name = header.name.replace(/^\.?\/?[^/]+\/?/, '');
     if (name === '') {
@@ -24,13 +29,26 @@ export function stripTopDirectory(source: Readable): Readable {
       stream.on('end', next);
       return;
     }
+    if (header.type === 'file') files += 1;
     const entry = pack.entry({ ...header, name }, (error) => (error ? extract.destroy(error) : next()));
     stream.pipe(entry as unknown as NodeJS.WritableStream);
   });
-  extract.on('finish', () => pack.finalize());
+  extract.on('finish', () => {
+    const refusal = atEnd?.(files);
+    if (refusal) pack.destroy(refusal);
+    else pack.finalize();
+  });
   extract.on('error', (error: Error) => pack.destroy(error));
   source.on('error', (error) => extract.destroy(error));
   source.pipe(extract as unknown as NodeJS.WritableStream);
+  return Readable.from(pack);
+}
+
+/** A tar of one empty directory, `name`, with `mode`: how a folder is made in a container before its command runs. */
+export function directoryTar(name: string, mode: number): Readable {
+  const pack = tarPack();
+  pack.entry({ name, type: 'directory', mode, uid: 0, gid: 0 });
+  pack.finalize();
   return Readable.from(pack);
 }
 

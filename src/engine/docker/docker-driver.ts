@@ -13,7 +13,7 @@ import {
   DriverError, type BackupFile, type RestoreHooks, type RunningService, type ServerSpec, type ServiceDriver, type ServiceSpec,
   type ServiceStatus, type StartHooks,
 } from '../driver.js';
-import { packArchive, stripTopDirectory, unpackedTar, verifyArchive } from './archives.js';
+import { directoryTar, packArchive, stripTopDirectory, unpackedTar, verifyArchive } from './archives.js';
 import { backupsMount, localBackupFile, storeBackupOnEngine } from './backup-store.js';
 import {
   answersHealth, containerPid, createHelper, keepRunning, createServiceContainer, ensureVolume, listServiceContainers, listVolumes, PortTaken,
@@ -24,7 +24,7 @@ import type { DockerApi } from './docker-api.js';
 import { readDockerState, writeDockerState } from './docker-state.js';
 import { publishedHost } from './engine-address.js';
 import type { EngineRegistry } from './engine-registry.js';
-import type { ImageContract } from './erp-image-contract.js';
+import { CONTRACT_LABELS, type ImageContract } from './erp-image-contract.js';
 import { backupsVolumeName, dataVolumeName, generationOf, LABEL, labelsOf } from './labels.js';
 import { choosePort } from './ports.js';
 
@@ -43,6 +43,7 @@ export interface DockerDriverOptions {
 }
 
 const SNAPSHOT_DIR = '/teaminfra-snapshot';
+/** The longest a snapshot or verify command may run: a large database's dump takes minutes, not hours. */
 const HELPER_TIMEOUT_MS = 30 * 60_000;
 
 export class DockerDriver implements ServiceDriver {
@@ -135,6 +136,11 @@ export class DockerDriver implements ServiceDriver {
     await writeDockerState(this.options.db, this.options.secrets, service.id, { mail: credentials });
   }
 
+  async secretValuesOf(service: ServiceSpec): Promise<string[]> {
+    const { mail } = await readDockerState(this.options.db, this.options.secrets, service.id);
+    return mail ? [mail.password] : [];
+  }
+
   async backup(service: ServiceSpec, destination: string): Promise<BackupFile> {
     const { api } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
@@ -148,7 +154,7 @@ export class DockerDriver implements ServiceDriver {
       const packed = await packArchive(tar, file);
       const enginePath = await storeBackupOnEngine(api, helperId, service.server, service.id, file, packed.sizeBytes, contract.image);
       return { path: enginePath, sizeBytes: packed.sizeBytes, sha256: packed.sha256 };
-    }, [backupsMount(service.server.id)]);
+    }, { otherMounts: [backupsMount(service.server.id)], requireData: true });
   }
 
   async copy(source: ServiceSpec, copy: ServiceSpec): Promise<void> {
@@ -281,34 +287,52 @@ export class DockerDriver implements ServiceDriver {
   /**
    * One consistent copy of the service's data as a tar (entries relative to the data directory),
    * handed to `consume`. With a snapshot command: run in a helper on the same volume while the
-   * service keeps running. Without: the service is stopped while its files are read, then started again.
+   * service keeps running. Without: the service is stopped while its files are read, then started
+   * again. `requireData` (a backup): a copy that holds no file fails, saying why, instead of
+   * becoming a backup that restores nothing.
    */
   private async snapshotInto<T>(
     api: DockerApi, contract: ImageContract, service: ServiceSpec, volume: string, consume: (tar: Readable, helperId: string) => Promise<T>,
-    otherMounts: { volume: string; at: string }[] = [],
+    options: { otherMounts?: { volume: string; at: string }[]; requireData?: boolean } = {},
   ): Promise<T> {
     // A service made by the operator's create-service has no volume until its first operation.
     await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
+    const mounts = [{ volume, at: contract.dataDir }, ...(options.otherMounts ?? [])];
+    const read = async (helperId: string, path: string, empty: string): Promise<T> => {
+      let found = true;
+      const tar = stripTopDirectory(await api.stream('GET', `/containers/${helperId}/archive`, { query: { path } }), (files) => {
+        found = files > 0 || !options.requireData;
+        return found ? undefined : new DriverError(empty);
+      });
+      try {
+        return await consume(tar, helperId);
+      } catch (error) {
+        if (!found) throw new DriverError(empty, false, { cause: error });
+        throw error;
+      }
+    };
     if (contract.snapshotCommand) {
       const helper = await createHelper(api, {
-        image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }, ...otherMounts],
+        image: contract.image, serviceId: service.id, serverId: service.server.id, mounts,
         command: [...contract.snapshotCommand, contract.dataDir, SNAPSHOT_DIR],
       });
       try {
-        const { exitCode, output } = await runHelper(api, helper.id, HELPER_TIMEOUT_MS);
+        // Made before the command runs, writable by whichever user the image runs as (most ERP images are not root).
+        await api.upload('PUT', `/containers/${helper.id}/archive`, directoryTar(SNAPSHOT_DIR.slice(1), 0o1777), 'application/x-tar', { query: { path: '/' } });
+        const { exitCode, output } = await runHelper(api, helper.id, HELPER_TIMEOUT_MS, "The image's snapshot command");
         if (exitCode !== 0) throw new DriverError(`The image's snapshot command failed (exit code ${exitCode})${output}.`);
-        return await consume(stripTopDirectory(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: SNAPSHOT_DIR }, timeoutMs: HELPER_TIMEOUT_MS })), helper.id);
+        return await read(helper.id, SNAPSHOT_DIR, `The image's snapshot command exited 0 but wrote no file to ${SNAPSHOT_DIR}, so there is no data to back up.`);
       } finally {
         await helper.remove();
       }
     }
     const running = (await listServiceContainers(api, service.id)).filter((container) => container.running);
     for (const container of running) await stopContainer(api, container.id, this.options.stopGraceMs);
-    const helper = await createHelper(api, {
-      image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }, ...otherMounts],
-    });
+    const helper = await createHelper(api, { image: contract.image, serviceId: service.id, serverId: service.server.id, mounts });
     try {
-      return await consume(stripTopDirectory(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: contract.dataDir }, timeoutMs: HELPER_TIMEOUT_MS })), helper.id);
+      return await read(helper.id, contract.dataDir, `The service's data directory (${contract.dataDir}, where its volume is mounted) holds no file, ` +
+        'so there is no data to back up. If the image keeps its data in another directory, give the image the label ' +
+        `${CONTRACT_LABELS.dataDir} naming it.`);
     } finally {
       await helper.remove();
       for (const container of running) await startContainer(api, container.id);
@@ -318,7 +342,7 @@ export class DockerDriver implements ServiceDriver {
   private async putIntoVolume(api: DockerApi, contract: ImageContract, service: ServiceSpec, volume: string, tar: Readable): Promise<void> {
     const helper = await createHelper(api, { image: contract.image, serviceId: service.id, serverId: service.server.id, mounts: [{ volume, at: contract.dataDir }] });
     try {
-      await api.upload('PUT', `/containers/${helper.id}/archive`, tar, 'application/x-tar', { query: { path: contract.dataDir }, timeoutMs: HELPER_TIMEOUT_MS });
+      await api.upload('PUT', `/containers/${helper.id}/archive`, tar, 'application/x-tar', { query: { path: contract.dataDir } });
     } catch (error) {
       tar.destroy();
       throw new DriverError(`The data could not be written to volume ${volume} (${(error as Error).message}).`, false, { cause: error });
@@ -334,7 +358,7 @@ export class DockerDriver implements ServiceDriver {
       command: [...contract.verifyCommand, contract.dataDir],
     });
     try {
-      const { exitCode, output } = await runHelper(api, helper.id, HELPER_TIMEOUT_MS);
+      const { exitCode, output } = await runHelper(api, helper.id, HELPER_TIMEOUT_MS, "The image's verify command");
       if (exitCode !== 0) {
         await removeVolume(api, volume);
         throw new DriverError(`The backup's data failed the image's check (exit code ${exitCode})${output}, so nothing was changed.`);
