@@ -1,12 +1,14 @@
 // The engine's one driver: each call goes to the driver of the service's server, the Docker
 // driver for a server that is a Docker engine, the local driver otherwise. An engine's own
 // failure (it does not answer, refuses a call) becomes the operation's reason: it names the
-// engine and says what to do, and holds nothing of ours.
+// engine and says what to do, and holds nothing of ours; no reason quotes a secret
+// (redact-secrets.ts), whichever driver wrote it.
 import {
   DriverError, type BackupFile, type RestoreHooks, type RunningService, type ServerSpec, type ServiceDriver, type ServiceSpec,
   type ServiceStatus, type StartHooks,
 } from './driver.js';
 import { DockerError } from './docker/docker-api.js';
+import { redactSecrets } from './redact-secrets.js';
 
 export class DriverRouter implements ServiceDriver {
   readonly name = 'router';
@@ -14,47 +16,60 @@ export class DriverRouter implements ServiceDriver {
   constructor(readonly local: ServiceDriver, readonly docker: ServiceDriver) {}
 
   provisionServer(server: ServerSpec): Promise<{ rootDir: string }> {
-    return engineFailures(this.driverOf(server).provisionServer(server));
+    return this.engineFailures(this.driverOf(server).provisionServer(server));
   }
 
   provision(service: ServiceSpec): Promise<void> {
-    return engineFailures(this.driverOf(service.server).provision(service));
+    return this.engineFailures(this.driverOf(service.server).provision(service), service);
   }
 
   start(service: ServiceSpec, hooks: StartHooks): Promise<RunningService> {
-    return engineFailures(this.driverOf(service.server).start(service, hooks));
+    return this.engineFailures(this.driverOf(service.server).start(service, hooks), service);
   }
 
   stop(service: ServiceSpec): Promise<void> {
-    return engineFailures(this.driverOf(service.server).stop(service));
+    return this.engineFailures(this.driverOf(service.server).stop(service), service);
   }
 
   redeploy(service: ServiceSpec, revision: number, hooks: StartHooks): Promise<RunningService> {
-    return engineFailures(this.driverOf(service.server).redeploy(service, revision, hooks));
+    return this.engineFailures(this.driverOf(service.server).redeploy(service, revision, hooks), service);
   }
 
   status(service: ServiceSpec): Promise<ServiceStatus> {
-    return engineFailures(this.driverOf(service.server).status(service));
+    return this.engineFailures(this.driverOf(service.server).status(service), service);
   }
 
   destroy(service: ServiceSpec): Promise<void> {
-    return engineFailures(this.driverOf(service.server).destroy(service));
+    return this.engineFailures(this.driverOf(service.server).destroy(service), service);
   }
 
   storeMailCredentials(service: ServiceSpec, credentials: { username: string; password: string } | null): Promise<void> {
-    return engineFailures(this.driverOf(service.server).storeMailCredentials(service, credentials));
+    return this.engineFailures(this.driverOf(service.server).storeMailCredentials(service, credentials), service);
   }
 
   backup(service: ServiceSpec, destination: string): Promise<BackupFile> {
-    return engineFailures(this.driverOf(service.server).backup(service, destination));
+    return this.engineFailures(this.driverOf(service.server).backup(service, destination), service);
   }
 
   restore(service: ServiceSpec, backup: { path: string; sha256: string }, hooks: RestoreHooks): Promise<RunningService | null> {
-    return engineFailures(this.driverOf(service.server).restore(service, backup, hooks));
+    return this.engineFailures(this.driverOf(service.server).restore(service, backup, hooks), service);
   }
 
   copy(source: ServiceSpec, copy: ServiceSpec): Promise<void> {
-    return engineFailures(this.driverOf(copy.server).copy(source, copy));
+    return this.engineFailures(this.driverOf(copy.server).copy(source, copy), copy);
+  }
+
+  /** A failure's reason as stored: an engine's own failure becomes a DriverError, and no reason quotes a secret. */
+  private async engineFailures<T>(call: Promise<T>, service?: ServiceSpec): Promise<T> {
+    try {
+      return await call;
+    } catch (error) {
+      if (!(error instanceof DockerError || error instanceof DriverError)) throw error;
+      const driver = service && this.driverOf(service.server);
+      const known = service && driver?.secretValuesOf ? await driver.secretValuesOf(service).catch(() => []) : [];
+      const portUnusable = error instanceof DriverError && error.portUnusable;
+      throw new DriverError(redactSecrets(error.reason, known), portUnusable, { cause: error });
+    }
   }
 
   private driverOf(server: ServerSpec): ServiceDriver {
@@ -62,11 +77,3 @@ export class DriverRouter implements ServiceDriver {
   }
 }
 
-async function engineFailures<T>(call: Promise<T>): Promise<T> {
-  try {
-    return await call;
-  } catch (error) {
-    if (error instanceof DockerError) throw new DriverError(error.reason, false, { cause: error });
-    throw error;
-  }
-}

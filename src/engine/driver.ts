@@ -92,6 +92,8 @@ export interface ServiceDriver {
    * issues them once and stores only a hash); used from its next start. null forgets them.
    */
   storeMailCredentials(service: ServiceSpec, credentials: { username: string; password: string } | null): Promise<void>;
+  /** Values of secrets this driver gave the service (its mail password): never quoted in a failure reason. */
+  secretValuesOf?(service: ServiceSpec): Promise<string[]>;
   /**
    * Writes a consistent snapshot of the service's database (SQLite online backup, also while it
    * runs), zstd-compressed, to `destination`, atomically: the file exists whole or not at all.
