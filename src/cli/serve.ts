@@ -6,12 +6,16 @@ import { seedDemoIfEmpty } from './demo.js';
 import { makeDemoCopy } from './demo-copy.js';
 import { describePostgresUrl } from '../db/dialect-postgres.js';
 import { defaultNodeName, NODE_NAME } from '../engine/node-name.js';
+import { DEFAULT_ENGINE_CONFIG } from '../engine/engine.js';
 import { backupRetentionFromEnv, dataLocationOf, leaseMsFromEnv, nodeGoneMsFromEnv, parseOptions } from './options.js';
 import { secureDataDir } from './secure-data-dir.js';
 import { sealStoredSecrets } from '../secrets/seal-stored-secrets.js';
 import { loadSecretsKeys } from '../secrets/secrets-key.js';
 import { UsageError } from './usage.js';
 import { engineAddressOption } from './docker-commands.js';
+
+/** The longest `serve` takes to stop after SIGTERM: the longer of the two grace periods (they run side by side), and 10 s to close. */
+const STOP_BACKSTOP_MS = Math.max(10_000, DEFAULT_ENGINE_CONFIG.shutdownGraceMs) + 10_000;
 
 export async function runServe(args: string[]): Promise<void> {
   const values = parseOptions(args, {
@@ -93,9 +97,16 @@ export async function runServe(args: string[]): Promise<void> {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    await server.close();
-    // Finishes the operations in progress, then detaches: ERP services keep running and the
-    // next `serve` adopts them (src/engine/README.md).
+    // Whatever hangs (an engine that never answers, a database that stopped), the process ends:
+    // the requests and the operations each have a grace period, this is the backstop past both.
+    setTimeout(() => {
+      console.error(JSON.stringify({ level: 'error', msg: 'stopped without finishing: shutdown took longer than its grace periods' }));
+      process.exit(1);
+    }, STOP_BACKSTOP_MS).unref();
+    // Requests in progress and operations in progress get their grace periods at the same time;
+    // operations still running then are resumed by the next start. ERP services keep running
+    // and the next `serve` adopts them (src/engine/README.md).
+    await Promise.all([server.close(), app.engine.close()]);
     await app.close();
     process.exit(0);
   };

@@ -43,6 +43,11 @@ export interface EngineConfig {
   startTimeoutMs: number;
   stopGraceMs: number;
   /**
+   * How long `close()` waits for the operations in progress (TEAMINFRA_SHUTDOWN_GRACE_MS); those
+   * still running then are left to the next start, which resumes them, as after a crash.
+   */
+  shutdownGraceMs: number;
+  /**
    * "host:port" of the mail catcher while it runs, else null; asked at each start of a copy,
    * so the catcher may start before or after the engine. Copies send their mail only there.
    */
@@ -59,13 +64,18 @@ export interface EngineConfig {
 
 /** How long a starting ERP service may take to answer its health check (TEAMINFRA_START_TIMEOUT_MS; slow hosts raise it). */
 function startTimeoutFromEnv(): number {
-  const value = Number(process.env.TEAMINFRA_START_TIMEOUT_MS);
-  return Number.isInteger(value) && value > 0 ? value : 10_000;
+  return positiveIntegerFromEnv('TEAMINFRA_START_TIMEOUT_MS', 10_000);
+}
+
+function positiveIntegerFromEnv(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isInteger(value) && value > 0 ? value : fallback;
 }
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   node: defaultNodeName(), leaseMs: 30_000, nodeGoneAfterMs: 600_000, pollMs: 500,
   backupRetention: DEFAULT_RETENTION, backupRetentionIntervalMs: 600_000, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
+  shutdownGraceMs: positiveIntegerFromEnv('TEAMINFRA_SHUTDOWN_GRACE_MS', 10_000),
   copyMailRelay: () => null,
   containerMailRelay: () => null,
   newServersDockerHost: null,
@@ -92,7 +102,8 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   });
   const driver = new DriverRouter(local, docker);
   const reconcileDeps = { db: db.kysely, driver, node: config.node, onError };
-  const worker = new OperationWorker(db, (operation, owner, attempt) => performOperation({ db, driver, onError, newServersDockerHost: config.newServersDockerHost }, operation, owner, attempt), {
+  const worker = new OperationWorker(db, (operation, owner, attempt, abandoned) =>
+    performOperation({ db, driver, onError, newServersDockerHost: config.newServersDockerHost }, operation, owner, attempt, abandoned), {
     node: config.node, leaseMs: config.leaseMs, pollMs: config.pollMs, concurrency: config.concurrency, onError,
   });
   const heartbeat = new NodeHeartbeat(db, {
@@ -145,8 +156,14 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       if (retentionTimer) clearInterval(retentionTimer);
       await reconciling;
       await pruning;
-      await worker.close();
+      const abandoned = await worker.close(config.shutdownGraceMs);
       await heartbeat.close();
+      if (abandoned > 0) {
+        // Their engine calls end now instead of holding the process (they resume at the next start).
+        onError(new Error(`${abandoned} operation(s) still running after ${config.shutdownGraceMs} ms were left to the next start`), 'stopping the engine');
+        await engines.destroy();
+        return;
+      }
       if (options.services === 'stop') await stopEveryService(db, driver, onError);
       await engines.close();
     },

@@ -35,8 +35,13 @@ const MAY_LEAVE_A_PROCESS = new Set<string>(['start', 'stop', 'redeploy', 'delet
 type Failure = { ok: false; reason: string; portUnusable: boolean };
 type Outcome = { ok: true; value: ActionResult } | Failure;
 
-export async function performOperation(deps: PerformDeps, operation: OperationRow, owner: string, attempt: number): Promise<void> {
+export async function performOperation(
+  deps: PerformDeps, operation: OperationRow, owner: string, attempt: number, abandoned?: AbortSignal,
+): Promise<void> {
   const outcome = attempt > MAX_ATTEMPTS ? await giveUp(deps, operation, attempt) : await attemptAction(deps, operation);
+  // The process stopped waiting for it (worker.close): whatever it ended with (often the engine's
+  // connections being closed under it) is not its outcome; the next start resumes it.
+  if (abandoned?.aborted) return;
   // Asked of the driver before the transaction: a failed restore leaves the service as it really is.
   const afterFailedRestore = !outcome.ok && operation.kind === 'restore' ? await serviceAfterFailedRestore(deps, operation, outcome.reason) : undefined;
   // A redeploy that failed may have left the previous revision serving (the Docker driver starts the new one beside it).

@@ -25,7 +25,8 @@ export interface WorkerOptions {
   onError(error: unknown, context: string): void;
 }
 
-export type Performer = (operation: OperationRow, owner: string, attempt: number) => Promise<void>;
+/** Runs an operation; once `abandoned` is aborted (the process stops without waiting), it records nothing. */
+export type Performer = (operation: OperationRow, owner: string, attempt: number, abandoned: AbortSignal) => Promise<void>;
 
 interface Claim {
   operation: OperationRow;
@@ -35,6 +36,7 @@ interface Claim {
 export class OperationWorker {
   readonly owner = newLeaseOwner();
   private readonly active = new Map<string, Promise<void>>();
+  private readonly abandon = new AbortController();
   private pumping: Promise<void> | undefined;
   private pumpAgain = false;
   private closed = false;
@@ -50,14 +52,31 @@ export class OperationWorker {
     void this.pump();
   }
 
-  /** Stops taking operations and waits for the running ones; their leases end with them. */
-  async close(): Promise<void> {
+  /**
+   * Stops taking operations and waits for the running ones, at most `graceMs`: an operation
+   * still running then (an engine that does not answer, a long copy) is abandoned, not failed.
+   * It records nothing more, and keeps its lease, so that the next start of this node resumes
+   * it (its lease owner is gone), as after a crash; another node takes it once the lease expires.
+   * Answers how many were abandoned.
+   */
+  async close(graceMs = Number.POSITIVE_INFINITY): Promise<number> {
     this.closed = true;
     this.unsubscribe?.();
     if (this.timer) clearInterval(this.timer);
-    await this.pumping;
-    await Promise.allSettled([...this.active.values()]);
-    retireLeaseOwner(this.owner);
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace over'>((resolve) => {
+      if (Number.isFinite(graceMs)) timer = setTimeout(() => resolve('grace over'), graceMs);
+    });
+    const finished = (async () => {
+      await this.pumping;
+      await Promise.allSettled([...this.active.values()]);
+    })();
+    const ended = await Promise.race([finished.then(() => 'finished' as const), graceOver]);
+    clearTimeout(timer);
+    const abandoned = ended === 'finished' ? 0 : this.active.size;
+    if (abandoned > 0) this.abandon.abort();
+    else retireLeaseOwner(this.owner);
+    return abandoned;
   }
 
   get busy(): number {
@@ -132,8 +151,10 @@ export class OperationWorker {
         .catch((error: unknown) => this.options.onError(error, `renewing the lease of ${operation.id}`));
     }, Math.max(100, Math.floor(this.options.leaseMs / 3)));
     renewal.unref();
+    // Abandoned: the lease is left to expire (or to be seen as ours once this process is gone).
+    this.abandon.signal.addEventListener('abort', () => clearInterval(renewal), { once: true });
     try {
-      await this.perform(operation, this.owner, claim.attempt);
+      await this.perform(operation, this.owner, claim.attempt, this.abandon.signal);
     } catch (error) {
       this.options.onError(error, `operation ${operation.id}`);
     } finally {
