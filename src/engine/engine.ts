@@ -9,6 +9,7 @@ import type { ServiceDriver } from './driver.js';
 import { LocalDriver } from './local/local-driver.js';
 import { DockerDriver } from './docker/docker-driver.js';
 import { EngineRegistry } from './docker/engine-registry.js';
+import { engineCallTimeoutFromEnv } from './docker/docker-api.js';
 import { reportDockerOrphans } from './docker/orphans.js';
 import { DriverRouter } from './driver-router.js';
 import { defaultNodeName } from './node-name.js';
@@ -47,6 +48,8 @@ export interface EngineConfig {
    * still running then are left to the next start, which resumes them, as after a crash.
    */
   shutdownGraceMs: number;
+  /** The deadline of each Docker engine call (TEAMINFRA_ENGINE_CALL_TIMEOUT_MS): a short call's whole time, a stream's silence. */
+  engineCallTimeoutMs: number;
   /**
    * "host:port" of the mail catcher while it runs, else null; asked at each start of a copy,
    * so the catcher may start before or after the engine. Copies send their mail only there.
@@ -76,6 +79,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   node: defaultNodeName(), leaseMs: 30_000, nodeGoneAfterMs: 600_000, pollMs: 500,
   backupRetention: DEFAULT_RETENTION, backupRetentionIntervalMs: 600_000, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
   shutdownGraceMs: positiveIntegerFromEnv('TEAMINFRA_SHUTDOWN_GRACE_MS', 10_000),
+  engineCallTimeoutMs: engineCallTimeoutFromEnv(),
   copyMailRelay: () => null,
   containerMailRelay: () => null,
   newServersDockerHost: null,
@@ -95,7 +99,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
     dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
     takenPorts: () => takenPorts(db.kysely), copyMailRelay: config.copyMailRelay,
   });
-  const engines = new EngineRegistry();
+  const engines = new EngineRegistry(config.engineCallTimeoutMs);
   const docker = new DockerDriver({
     db: db.kysely, secrets, engines, dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
     takenPorts: () => takenPorts(db.kysely), containerMailRelay: config.containerMailRelay,

@@ -152,13 +152,15 @@ export class OperationWorker {
     }, Math.max(100, Math.floor(this.options.leaseMs / 3)));
     renewal.unref();
     // Abandoned: the lease is left to expire (or to be seen as ours once this process is gone).
-    this.abandon.signal.addEventListener('abort', () => clearInterval(renewal), { once: true });
+    const stopRenewing = () => clearInterval(renewal);
+    this.abandon.signal.addEventListener('abort', stopRenewing, { once: true });
     try {
       await this.perform(operation, this.owner, claim.attempt, this.abandon.signal);
     } catch (error) {
       this.options.onError(error, `operation ${operation.id}`);
     } finally {
       clearInterval(renewal);
+      this.abandon.signal.removeEventListener('abort', stopRenewing);
     }
   }
 }

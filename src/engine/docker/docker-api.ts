@@ -85,9 +85,18 @@ export class DockerApi {
   /** A call whose answer is a stream (an archive of files); the caller must consume or destroy it. */
   async stream(method: string, path: string, options: CallOptions = {}): Promise<Readable> {
     const { body } = await this.streamingCall(method, path, options);
+    const failure = (error: unknown) => this.unreachable(method, path, options.timeoutMs ?? this.defaultTimeoutMs, error);
     // Through an iterator: a caller that destroys the stream early ends the call without the
-    // abort error undici's body would emit with no one listening.
-    return Readable.from(body);
+    // abort error undici's body would emit with no one listening, and a stream that fails
+    // (silence past its deadline) fails with the sentence that names the engine and the call.
+    async function* relayed(): AsyncGenerator<Buffer> {
+      try {
+        for await (const chunk of body) yield chunk as Buffer;
+      } catch (error) {
+        throw failure(error);
+      }
+    }
+    return Readable.from(relayed(), { objectMode: false });
   }
 
   /** Sends a stream (an archive, an image) and reads the JSON or text answer. */

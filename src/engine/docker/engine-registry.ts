@@ -3,7 +3,7 @@
 // the operation fails with a sentence naming the server and what to do.
 import type { ServerSpec } from '../driver.js';
 import { DriverError } from '../driver.js';
-import { DockerApi, DockerError } from './docker-api.js';
+import { DockerApi, DockerError, engineCallTimeoutFromEnv } from './docker-api.js';
 import { EngineAddressError, parseEngineAddress, type EngineAddress } from './engine-address.js';
 import { buildErpImage } from './erp-image.js';
 import { contractOf, type ImageContract } from './erp-image-contract.js';
@@ -14,6 +14,9 @@ const CONTRACT_TTL_MS = 60_000;
 export class EngineRegistry {
   private readonly engines = new Map<string, { api: DockerApi; address: EngineAddress }>();
   private readonly contracts = new Map<string, { at: number; contract: Promise<ImageContract> }>();
+
+  /** `callTimeoutMs`: each engine call's deadline (docker-api.ts). */
+  constructor(private readonly callTimeoutMs = engineCallTimeoutFromEnv()) {}
 
   engineOf(server: ServerSpec): { api: DockerApi; address: EngineAddress } {
     if (!server.docker) throw new Error(`server ${server.id} is not Docker-backed`);
@@ -26,7 +29,7 @@ export class EngineRegistry {
       if (error instanceof EngineAddressError) throw new DriverError(`Server ${server.id}: ${error.message}`);
       throw error;
     }
-    const engine = { api: new DockerApi(address), address };
+    const engine = { api: new DockerApi(address, this.callTimeoutMs), address };
     this.engines.set(server.docker.host, engine);
     return engine;
   }

@@ -1,0 +1,94 @@
+// A Docker service's database read and written from outside, as an operator would with
+// `docker cp`: through a helper container that mounts the service's data volume. Used to give
+// a service data of a real size (tens of megabytes) and to compare two services' data.
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../../../src/db/tables.js';
+import { extractSingleFile, singleFileTar } from '../../../../src/engine/docker/archives.js';
+import { createHelper } from '../../../../src/engine/docker/containers.js';
+import type { DockerApi } from '../../../../src/engine/docker/docker-api.js';
+
+const DATA_DIR = '/data';
+const DATABASE = 'erp.sqlite';
+
+export interface VolumeOf {
+  api: DockerApi;
+  db: Kysely<Database>;
+  image: string;
+  serverId: string;
+}
+
+async function volumeOf(where: VolumeOf, serviceId: string): Promise<string> {
+  const row = await where.db.selectFrom('docker_services').select('volume').where('service_id', '=', serviceId).executeTakeFirstOrThrow();
+  return row.volume;
+}
+
+/** The service's database file, copied out of its volume into a temporary file (removed by `done`). */
+export async function readServiceDatabase(where: VolumeOf, serviceId: string): Promise<{ file: string; done(): void }> {
+  const folder = mkdtempSync(join(tmpdir(), 'teaminfra-volume-'));
+  const file = join(folder, DATABASE);
+  const helper = await createHelper(where.api, { image: where.image, serviceId, serverId: where.serverId, mounts: [{ volume: await volumeOf(where, serviceId), at: DATA_DIR }] });
+  try {
+    await extractSingleFile(await where.api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: `${DATA_DIR}/${DATABASE}` } }), file);
+  } finally {
+    await helper.remove();
+  }
+  return { file, done: () => rmSync(folder, { recursive: true, force: true }) };
+}
+
+/** Changes a stopped service's database with `edit`, and puts it back into its volume; its new size. */
+export async function editServiceDatabase(where: VolumeOf, serviceId: string, edit: (sqlite: SQLite.Database) => void): Promise<number> {
+  const database = await readServiceDatabase(where, serviceId);
+  try {
+    const sqlite = new SQLite(database.file);
+    sqlite.transaction(() => edit(sqlite))();
+    sqlite.close();
+    const size = statSync(database.file).size;
+    const helper = await createHelper(where.api, { image: where.image, serviceId, serverId: where.serverId, mounts: [{ volume: await volumeOf(where, serviceId), at: DATA_DIR }] });
+    try {
+      await where.api.upload('PUT', `/containers/${helper.id}/archive`, singleFileTar(DATABASE, database.file, size), 'application/x-tar', { query: { path: DATA_DIR } });
+    } finally {
+      await helper.remove();
+    }
+    return size;
+  } finally {
+    database.done();
+  }
+}
+
+/** Grows a stopped service's database to about `bytes` with products whose random names compression cannot make small. */
+export function growServiceDatabase(where: VolumeOf, serviceId: string, bytes: number): Promise<number> {
+  return editServiceDatabase(where, serviceId, (sqlite) => {
+    const insert = sqlite.prepare('INSERT INTO products (sku, name, price_cents, stock) VALUES (?, ?, ?, ?)');
+    for (let row = 0; row < Math.ceil(bytes / 1_000); row++) insert.run(`BULK-${row}`, randomBytes(512).toString('hex'), row, row % 100);
+  });
+}
+
+/** What a service's products are, as one digest: two services hold the same data when these are equal. */
+export async function productsDigest(where: VolumeOf, serviceId: string): Promise<{ count: number; sha256: string }> {
+  const database = await readServiceDatabase(where, serviceId);
+  try {
+    return digestOfDatabase(database.file);
+  } finally {
+    database.done();
+  }
+}
+
+export function digestOfDatabase(file: string): { count: number; sha256: string } {
+  const sqlite = new SQLite(file, { readonly: true, fileMustExist: true });
+  try {
+    const hash = createHash('sha256');
+    let count = 0;
+    for (const row of sqlite.prepare('SELECT sku, name, price_cents, stock FROM products ORDER BY id').raw().iterate() as Iterable<unknown[]>) {
+      hash.update(JSON.stringify(row));
+      count += 1;
+    }
+    return { count, sha256: hash.digest('hex') };
+  } finally {
+    sqlite.close();
+  }
+}
