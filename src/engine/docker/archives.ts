@@ -44,10 +44,10 @@ export function stripTopDirectory(source: Readable, atEnd?: (files: number) => E
   return Readable.from(pack);
 }
 
-/** A tar of one empty directory, `name`, with `mode`: how a folder is made in a container before its command runs. */
-export function directoryTar(name: string, mode: number): Readable {
+/** A tar of one empty directory, `name`, with `mode` and owner: how a folder is made in a container before its command runs. */
+export function directoryTar(name: string, mode: number, owner = { uid: 0, gid: 0 }): Readable {
   const pack = tarPack();
-  pack.entry({ name, type: 'directory', mode, uid: 0, gid: 0 });
+  pack.entry({ name, type: 'directory', mode, ...owner });
   pack.finalize();
   return Readable.from(pack);
 }

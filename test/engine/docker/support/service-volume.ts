@@ -2,13 +2,15 @@
 // `docker cp`: through a helper container that mounts the service's data volume. Used to give
 // a service data of a real size (tens of megabytes) and to compare two services' data.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
+import { extract, pack } from 'tar-stream';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../../src/db/tables.js';
-import { extractSingleFile, singleFileTar } from '../../../../src/engine/docker/archives.js';
 import { createHelper } from '../../../../src/engine/docker/containers.js';
 import type { DockerApi } from '../../../../src/engine/docker/docker-api.js';
 
@@ -27,17 +29,41 @@ async function volumeOf(where: VolumeOf, serviceId: string): Promise<string> {
   return row.volume;
 }
 
-/** The service's database file, copied out of its volume into a temporary file (removed by `done`). */
-export async function readServiceDatabase(where: VolumeOf, serviceId: string): Promise<{ file: string; done(): void }> {
+/**
+ * The service's database file, copied out of its volume into a temporary file (removed by
+ * `done`), with the owner and mode it has there.
+ */
+export async function readServiceDatabase(where: VolumeOf, serviceId: string): Promise<{ file: string; owner: FileOwner; done(): void }> {
   const folder = mkdtempSync(join(tmpdir(), 'teaminfra-volume-'));
   const file = join(folder, DATABASE);
   const helper = await createHelper(where.api, { image: where.image, serviceId, serverId: where.serverId, mounts: [{ volume: await volumeOf(where, serviceId), at: DATA_DIR }] });
+  let owner: FileOwner = { uid: 0, gid: 0, mode: 0o600 };
   try {
-    await extractSingleFile(await where.api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: `${DATA_DIR}/${DATABASE}` } }), file);
+    const reader = extract();
+    reader.on('entry', (header, stream, next) => {
+      if (header.type !== 'file') {
+        stream.resume();
+        stream.on('end', next);
+        return;
+      }
+      owner = { uid: header.uid ?? 0, gid: header.gid ?? 0, mode: header.mode ?? 0o600 };
+      pipeline(stream, createWriteStream(file)).then(() => next(), next);
+    });
+    await pipeline(await where.api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: `${DATA_DIR}/${DATABASE}` } }), reader);
   } finally {
     await helper.remove();
   }
-  return { file, done: () => rmSync(folder, { recursive: true, force: true }) };
+  return { file, owner, done: () => rmSync(folder, { recursive: true, force: true }) };
+}
+
+interface FileOwner { uid: number; gid: number; mode: number }
+
+/** A tar of `file` named `name`, owned as given: how a file goes back into a volume as it was. */
+function ownedFileTar(name: string, file: string, owner: FileOwner): Readable {
+  const packer = pack();
+  const entry = packer.entry({ name, size: statSync(file).size, ...owner }, (error) => (error ? packer.destroy(error) : packer.finalize()));
+  createReadStream(file).pipe(entry as unknown as NodeJS.WritableStream);
+  return Readable.from(packer);
 }
 
 /** Changes a stopped service's database with `edit`, and puts it back into its volume; its new size. */
@@ -50,7 +76,7 @@ export async function editServiceDatabase(where: VolumeOf, serviceId: string, ed
     const size = statSync(database.file).size;
     const helper = await createHelper(where.api, { image: where.image, serviceId, serverId: where.serverId, mounts: [{ volume: await volumeOf(where, serviceId), at: DATA_DIR }] });
     try {
-      await where.api.upload('PUT', `/containers/${helper.id}/archive`, singleFileTar(DATABASE, database.file, size), 'application/x-tar', { query: { path: DATA_DIR } });
+      await where.api.upload('PUT', `/containers/${helper.id}/archive`, ownedFileTar(DATABASE, database.file, database.owner), 'application/x-tar', { query: { path: DATA_DIR } });
     } finally {
       await helper.remove();
     }
