@@ -84,6 +84,10 @@ CREATE TABLE IF NOT EXISTS docker_servers (
   image       TEXT,
   created_at  TEXT NOT NULL
 );
+-- Each ERP container's limits on this server (admin set-server-limits); NULL: the default
+-- (TEAMINFRA_CONTAINER_MEMORY_MB, TEAMINFRA_CONTAINER_CPUS; src/engine/docker/container-limits.ts).
+ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS memory_mb INTEGER;
+ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS cpu_millicores INTEGER;
 
 -- What the Docker driver keeps about a service: the named volume that holds its data now (a
 -- restore swaps in another one), and a copy's login to the mail catcher, handed to its

@@ -1,5 +1,5 @@
 // The operator's Docker commands (`teaminfra admin ...`): build the bundled ERP image on an
-// engine, create a Docker-backed server, give a server another image. Each checks the engine
+// engine, create a Docker-backed server, give a server another image or other container limits. Each checks the engine
 // before it writes anything, within seconds, and says what is wrong in one sentence.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
@@ -13,6 +13,7 @@ import { ensureVolume } from '../engine/docker/containers.js';
 import { backupsVolumeName, labelsOf } from '../engine/docker/labels.js';
 import { DriverError } from '../engine/driver.js';
 import { parseOptions, required } from './options.js';
+import { setServerLimits } from './server-limits-command.js';
 import { UsageError } from './usage.js';
 
 /** DOCKER_HOST as the Docker CLI reads it, else this machine's engine. */
@@ -54,6 +55,7 @@ export const DOCKER_COMMANDS = {
     await db.updateTable('docker_servers').set({ image }).where('server_id', '=', serverId).execute();
     return { id: serverId, image };
   },
+  'set-server-limits': setServerLimits,
 };
 
 /** `create-server --docker-host URL [--image IMAGE]`: the engine answers and has the image, then the server is written. */

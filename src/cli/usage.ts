@@ -15,6 +15,10 @@ export const USAGE = `Usage:
   teaminfra admin set-backup-retention --team ID [--keep-manual N|default] [--keep-safety N|default]
   teaminfra admin remove-member --team ID --email E
   teaminfra admin create-webhook --team ID --url URL [--events t1,t2] [--allow-private]
+  teaminfra admin create-server --team ID --name N --docker-host URL [--image IMAGE]     a Docker server
+  teaminfra admin build-erp-image [--docker-host URL]
+  teaminfra admin set-server-image  --server ID --image IMAGE
+  teaminfra admin set-server-limits --server ID [--memory-mb N|default] [--cpus N|default]
 
 Every command above takes --data-dir DIR (default ./data) and --database-url URL (or DATABASE_URL).
 Each admin command prints one JSON object.

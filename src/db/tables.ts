@@ -32,7 +32,9 @@ export interface ErpServicesTable {
   published_host: string | null;
 }
 
-export interface DockerServersTable { server_id: string; docker_host: string; image: string | null; created_at: string }
+export interface DockerServersTable {
+  server_id: string; docker_host: string; image: string | null; created_at: string; memory_mb: number | null; cpu_millicores: number | null;
+}
 
 export interface DockerServicesTable {
   service_id: string; volume: string; mail_username: string | null; mail_password: string | null; updated_at: string;

@@ -3,11 +3,14 @@
 // without touching a capability.
 
 /** Where a server keeps its services. `rootDir` null: the driver chooses (and reports it). */
+/** A server's own limits for each ERP container; null: the default. */
+export interface ContainerLimitsSetting { memoryMb: number | null; cpuMillicores: number | null }
+
 export interface ServerSpec {
   id: string;
   rootDir: string | null;
   /** A Docker engine (src/engine/docker) and the image its services run (null: the bundled one); null: local processes. */
-  docker: { host: string; image: string | null } | null;
+  docker: { host: string; image: string | null; limits?: ContainerLimitsSetting } | null;
 }
 
 /** What a driver needs to know about one ERP service. */

@@ -8,7 +8,7 @@ export function serviceSpecQuery(db: Kysely<Database>) {
   return db.selectFrom('erp_services as s').innerJoin('servers as v', 'v.id', 's.server_id')
     .leftJoin('docker_servers as d', 'd.server_id', 'v.id')
     .select(['s.id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 's.parent_id', 'v.id as server_id', 'v.root_dir',
-      'd.docker_host', 'd.image']);
+      'd.docker_host', 'd.image', 'd.memory_mb', 'd.cpu_millicores']);
 }
 
 export async function loadServiceSpec(db: Kysely<Database>, serviceId: string): Promise<ServiceSpec | undefined> {
@@ -18,23 +18,27 @@ export async function loadServiceSpec(db: Kysely<Database>, serviceId: string): 
 
 export async function loadServerSpec(db: Kysely<Database>, serverId: string): Promise<ServerSpec> {
   const row = await db.selectFrom('servers as v').leftJoin('docker_servers as d', 'd.server_id', 'v.id')
-    .select(['v.id as server_id', 'v.root_dir', 'd.docker_host', 'd.image']).where('v.id', '=', serverId).executeTakeFirstOrThrow();
+    .select(['v.id as server_id', 'v.root_dir', 'd.docker_host', 'd.image', 'd.memory_mb', 'd.cpu_millicores']).where('v.id', '=', serverId).executeTakeFirstOrThrow();
   return serverSpecOf(row);
 }
 
-type ServerColumns = { server_id: string; root_dir: string | null; docker_host: string | null; image: string | null };
+type ServerColumns = {
+  server_id: string; root_dir: string | null; docker_host: string | null; image: string | null; memory_mb?: number | null; cpu_millicores?: number | null;
+};
 
 function serverSpecOf(row: ServerColumns): ServerSpec {
-  return { id: row.server_id, rootDir: row.root_dir, docker: row.docker_host ? { host: row.docker_host, image: row.image } : null };
+  const limits = { memoryMb: row.memory_mb ?? null, cpuMillicores: row.cpu_millicores ?? null };
+  return { id: row.server_id, rootDir: row.root_dir, docker: row.docker_host ? { host: row.docker_host, image: row.image, limits } : null };
 }
 
 export function specOf(row: {
   id: string; name: string; revision: number; port: number | null; pid: number | null; outgoing_smtp: string | null;
   parent_id: string | null; server_id: string; root_dir: string | null; docker_host?: string | null; image?: string | null;
+  memory_mb?: number | null; cpu_millicores?: number | null;
 }): ServiceSpec {
   return {
     id: row.id, name: row.name, revision: row.revision, port: row.port, pid: row.pid, outgoingSmtp: row.outgoing_smtp,
-    parentId: row.parent_id, server: serverSpecOf({ server_id: row.server_id, root_dir: row.root_dir, docker_host: row.docker_host ?? null, image: row.image ?? null }),
+    parentId: row.parent_id, server: serverSpecOf({ ...row, docker_host: row.docker_host ?? null, image: row.image ?? null }),
   };
 }
 

@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { DriverError } from '../driver.js';
 import { isLeaseOwnerGone, newLeaseOwner } from '../lease-owner.js';
 import { DockerError, type DockerApi } from './docker-api.js';
+import type { ContainerLimits } from './container-limits.js';
 import type { ImageContract } from './erp-image-contract.js';
 import { LABEL, labelFilter, labelsOf } from './labels.js';
 
@@ -46,6 +47,7 @@ export interface NewServiceContainer {
   bindAddress: string;
   port: number;
   env: string[];
+  limits: ContainerLimits;
 }
 
 export function serviceContainerName(serviceId: string, revision: number, volume: string): string {
@@ -69,6 +71,7 @@ export async function createServiceContainer(api: DockerApi, spec: NewServiceCon
         ExtraHosts: ['host.docker.internal:host-gateway'],
         // None until it has answered its health check (keepRunning): a bad release must fail, not restart in a loop.
         RestartPolicy: { Name: 'no' },
+        Memory: spec.limits.memoryBytes, MemorySwap: spec.limits.memoryBytes, NanoCpus: spec.limits.nanoCpus,
       },
     },
   });

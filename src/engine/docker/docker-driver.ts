@@ -21,6 +21,7 @@ import {
 } from './containers.js';
 import { containerEnvOf } from '../erp-app/container-env.js';
 import type { DockerApi } from './docker-api.js';
+import { containerLimitsOf } from './container-limits.js';
 import { readDockerState, writeDockerState } from './docker-state.js';
 import { publishedHost } from './engine-address.js';
 import type { EngineRegistry } from './engine-registry.js';
@@ -244,7 +245,7 @@ export class DockerDriver implements ServiceDriver {
         await hooks.portAssigned(port);
         containerId = await createServiceContainer(api, {
           serviceId: service.id, serverId: service.server.id, revision: service.revision, volume, contract,
-          bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', port,
+          bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', port, limits: containerLimitsOf(service.server.docker?.limits),
           env: containerEnvOf({
             serviceId: service.id, name: service.name, revision: service.revision, publicUrl: `http://${host}:${port}`,
             smtp: this.smtpOf(service, mail),
