@@ -3,7 +3,8 @@
 // end: the service answers its health check), redeploy, backup and stop, over a few rounds
 // (median, max); and the Docker backup against a `docker cp` of the same data (the engine's
 // archive GET of the data directory of the running container, written to a file, which is what
-// `docker cp` does), and against that copy piped through the backup's compression and checksum. Targets: container start within 3x the local process, backup within 2x
+// `docker cp` does), and against that copy piped through the backup's compression and checksum;
+// and a copy through the API against `docker cp` of the same data into a fresh volume. Targets: container start within 3x the local process, backup within 2x
 // docker cp. Without an engine (TEAMINFRA_BENCH_DOCKER_HOST, else this machine's socket) it
 // says so in one line and measures nothing. Size with BENCH_BACKUP_MB, rounds with BENCH_ROUNDS.
 import { copyFileSync, createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
@@ -39,7 +40,11 @@ export interface DockerBenchFigures {
   dockerCpCompressed?: Spread;
   /** The engine's floor for a start: the same stopped container started by hand (one API call) until its health path answers. */
   dockerStartByHand?: Spread;
-  ratios?: { startDockerOverLocal: number; stopDockerOverLocal: number; redeployDockerOverLocal: number; backupDockerOverLocal: number; backupOverDockerCp: number; backupOverDockerCpCompressed: number; startOverDockerStartByHand: number };
+  /** A copy through the API, request to the operation's end. */
+  copy?: Spread;
+  /** `docker cp SRC:/data - | docker cp - DST:/` of the same data into a fresh volume. */
+  dockerCpCopy?: Spread;
+  ratios?: { startDockerOverLocal: number; stopDockerOverLocal: number; redeployDockerOverLocal: number; backupDockerOverLocal: number; backupOverDockerCp: number; backupOverDockerCpCompressed: number; startOverDockerStartByHand: number; copyOverDockerCp: number };
   target?: { startWithinLocalTimes: number; backupWithinDockerCpTimes: number; met: boolean };
 }
 
@@ -144,6 +149,28 @@ export default async function dockerBench(): Promise<DockerBenchFigures> {
       await api.json('POST', `/containers/${container.id}/stop`, { query: { t: 10 } });
     }
 
+    // A copy of the service through the API (snapshot in a helper, streamed into the copy's new
+    // volume), against `docker cp SRC:/data - | docker cp - DST:/` of the same stopped data into a
+    // fresh volume: the engine's two archive calls piped into each other, nothing else.
+    const ourCopies: number[] = [];
+    const copiesByHand: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const copy = await timed('POST', `/api/service-erp/${dockerService}/copies`, { name: `copy ${round}` });
+      ourCopies.push(copy.ms);
+      await timed('DELETE', `/api/service-erp/${copy.operation.service_id}`);
+      const volume = `teaminfra-bench-copy-${dockerServer.toLowerCase()}-${round}`;
+      await api.json('POST', '/volumes/create', { body: { Name: volume, Labels: { [LABEL.serverId]: dockerServer, [LABEL.role]: 'data' } } });
+      const receiver = await createHelper(api, { image, serviceId: dockerService, serverId: dockerServer, mounts: [{ volume, at: '/data' }] });
+      try {
+        const started = performance.now();
+        await api.upload('PUT', `/containers/${receiver.id}/archive`, await archive(), 'application/x-tar', { query: { path: '/' } });
+        copiesByHand.push(performance.now() - started);
+      } finally {
+        await receiver.remove();
+        await api.json('DELETE', `/volumes/${volume}`, { accept: [404] });
+      }
+    }
+
     const spreadOf = (values: number[]): Spread => ({ medianMs: round1(median(values)), maxMs: round1(Math.max(...values)) });
     const spreads = (driver: 'docker' | 'local') =>
       Object.fromEntries(STEPS.map((step) => [step, spreadOf(measured[driver][step])])) as Record<Step, Spread>;
@@ -152,9 +179,11 @@ export default async function dockerBench(): Promise<DockerBenchFigures> {
     const dockerCp = spreadOf(copies);
     const dockerCpCompressed = spreadOf(compressedCopies);
     const dockerStartByHand = spreadOf(byHand);
+    const copy = spreadOf(ourCopies);
+    const dockerCpCopy = spreadOf(copiesByHand);
     const ratio = (a: number, b: number) => round1(a / b);
     const figures: DockerBenchFigures = {
-      databaseMb: round1(statSync(source).size / 1e6), rounds, docker, local, dockerCp, dockerCpCompressed, dockerStartByHand,
+      databaseMb: round1(statSync(source).size / 1e6), rounds, docker, local, dockerCp, dockerCpCompressed, dockerStartByHand, copy, dockerCpCopy,
       ratios: {
         startDockerOverLocal: ratio(docker.start.medianMs, local.start.medianMs),
         stopDockerOverLocal: ratio(docker.stop.medianMs, local.stop.medianMs),
@@ -163,6 +192,7 @@ export default async function dockerBench(): Promise<DockerBenchFigures> {
         backupOverDockerCp: ratio(docker.backup.medianMs, dockerCp.medianMs),
         backupOverDockerCpCompressed: ratio(docker.backup.medianMs, dockerCpCompressed.medianMs),
         startOverDockerStartByHand: ratio(docker.start.medianMs, dockerStartByHand.medianMs),
+        copyOverDockerCp: ratio(copy.medianMs, dockerCpCopy.medianMs),
       },
       target: {
         startWithinLocalTimes: START_TARGET, backupWithinDockerCpTimes: BACKUP_TARGET,
@@ -221,13 +251,15 @@ function printReport(figures: DockerBenchFigures): void {
   const row = (label: string, docker: Spread, local: Spread) =>
     `  ${label.padEnd(10)} docker median ${String(docker.medianMs).padStart(7)} ms  max ${String(docker.maxMs).padStart(7)} ms` +
     `   local median ${String(local.medianMs).padStart(7)} ms  max ${String(local.maxMs).padStart(7)} ms   = ${round1(docker.medianMs / local.medianMs)}x`;
-  const { docker, local, dockerCp, dockerCpCompressed, dockerStartByHand, ratios, target } = figures as Required<DockerBenchFigures>;
+  const { docker, local, dockerCp, dockerCpCompressed, dockerStartByHand, copy, dockerCpCopy, ratios, target } = figures as Required<DockerBenchFigures>;
   console.log([
     `docker: one ERP service with a ${figures.databaseMb} MB database on a Docker server and one on the local driver, ${figures.rounds} rounds`,
     ...STEPS.map((step) => row(step, docker[step], local[step])),
     `  docker cp of its data (archive GET to a file)  median ${dockerCp.medianMs} ms  max ${dockerCp.maxMs} ms; Docker backup = ${ratios.backupOverDockerCp}x`,
     `  the same through zstd -1 and SHA-256           median ${dockerCpCompressed.medianMs} ms  max ${dockerCpCompressed.maxMs} ms; Docker backup = ${ratios.backupOverDockerCpCompressed}x`,
     `  the same container started by hand (start call, health polled every 5 ms)  median ${dockerStartByHand.medianMs} ms  max ${dockerStartByHand.maxMs} ms; ours = ${ratios.startOverDockerStartByHand}x`,
+    `  copy through the API  median ${copy.medianMs} ms  max ${copy.maxMs} ms; docker cp into a new volume median ${dockerCpCopy.medianMs} ms` +
+      ` max ${dockerCpCopy.maxMs} ms; copy = ${ratios.copyOverDockerCp}x`,
     `  targets: start within ${target.startWithinLocalTimes}x local (${ratios.startDockerOverLocal}x), backup within ` +
       `${target.backupWithinDockerCpTimes}x docker cp (${ratios.backupOverDockerCp}x): ${target.met ? 'met' : 'NOT met'}`,
   ].join('\n'));
