@@ -1,50 +1,87 @@
-// The overview: how many decisions wait for an answer, the team's servers and ERP services (with
-// their copies) and their state.
+// The overview: how many decisions wait for an answer, how many of the team's ERP services are in
+// each state, then a page of its ERP services (with their copies, or those whose name matches a
+// search) and a page of its servers. Every read is bounded by the page, so the page costs the same
+// for a team of 20 services and one of 10,000.
 import type { FastifyInstance } from 'fastify';
 import type { App } from '../app.js';
 import { countPendingDecisions } from '../db/repositories/decisions.js';
+import { searchTerm } from '../db/repositories/name-search.js';
+import {
+  copiesOfServices, countServicesByState, listServersPage, listTopLevelServicesPage, type OverviewService,
+} from '../db/repositories/service-overview.js';
 import { nowIso } from '../db/ids.js';
 import { DECISIONS_PATH } from './decisions-page.js';
-import { html } from './html.js';
+import { html, type Html } from './html.js';
 import { page, sendPage } from './layout.js';
 import { requireTeamSession } from './session-guard.js';
 
+export const OVERVIEW_PAGE_SIZE = 50;
+const SERVERS_PAGE_SIZE = 50;
+/** Copies shown under each service; the rest are counted, so a service with 500 copies stays one screen. */
+const COPIES_SHOWN = 10;
+const ID = /^[a-z]+_[0-9a-z]{20}$/;
+
+type OverviewQuery = { q?: string; after?: string; servers_after?: string };
+
+/** An id from the address bar, or nothing: a cursor someone edited starts the list again. */
+const cursorId = (value: unknown): string | undefined => (typeof value === 'string' && ID.test(value) ? value : undefined);
+
 export function registerOverview(server: FastifyInstance, app: App): void {
   const db = app.db.kysely;
-  server.get('/panel', async (request, reply) => {
+  server.get<{ Querystring: OverviewQuery }>('/panel', async (request, reply) => {
     const session = await requireTeamSession(db, request, reply);
     if (!session) return reply;
-    const [pendingDecisions, servers, services] = await Promise.all([
-      countPendingDecisions(db, session.team.id, nowIso()),
-      db.selectFrom('servers').select(['id', 'name', 'state', 'capacity']).where('team_id', '=', session.team.id)
-        .where('deleted_at', 'is', null).orderBy('id').execute(),
-      db.selectFrom('erp_services').select(['id', 'name', 'state', 'server_id', 'parent_id', 'revision'])
-        .where('team_id', '=', session.team.id).where('deleted_at', 'is', null).orderBy('id').execute(),
+    const teamId = session.team.id;
+    const search = searchTerm(request.query.q);
+    const after = cursorId(request.query.after);
+    const serversAfter = cursorId(request.query.servers_after);
+    const [pendingDecisions, counts, serviceRows, serverRows] = await Promise.all([
+      countPendingDecisions(db, teamId, nowIso()),
+      countServicesByState(db, teamId),
+      listTopLevelServicesPage(db, teamId, { afterId: after, search, limit: OVERVIEW_PAGE_SIZE }),
+      listServersPage(db, teamId, { afterId: serversAfter, limit: SERVERS_PAGE_SIZE }),
     ]);
-    const serverNames = new Map(servers.map((row) => [row.id, row.name]));
-    const topLevel = services.filter((service) => service.parent_id === null);
-    const copiesOf = (id: string) => services.filter((service) => service.parent_id === id);
+    const services = serviceRows.slice(0, OVERVIEW_PAGE_SIZE);
+    const servers = serverRows.slice(0, SERVERS_PAGE_SIZE);
+    const copies = await copiesOfServices(db, services.map((service) => service.id), COPIES_SHOWN);
+    const link = (params: OverviewQuery) => `/panel?${new URLSearchParams(Object.entries(params).filter(([, v]) => v) as [string, string][])}`;
+    const nextServices = serviceRows.length > OVERVIEW_PAGE_SIZE ? link({ q: search, after: services.at(-1)?.id, servers_after: serversAfter }) : null;
+    const nextServers = serverRows.length > SERVERS_PAGE_SIZE ? link({ q: search, after, servers_after: servers.at(-1)?.id }) : null;
+    const total = [...counts.values()].reduce((sum, count) => sum + count, 0);
     return sendPage(reply, page('Overview', html`
 <p class="pending-decisions${pendingDecisions > 0 ? ' notice' : ''}"><a href="${DECISIONS_PATH}">${pendingDecisions === 0 ? 'No decisions pending'
       : `${pendingDecisions} ${pendingDecisions === 1 ? 'decision waits' : 'decisions wait'} for an answer`}</a></p>
 <h2>ERP services</h2>
-${topLevel.length === 0 ? html`<p class="muted">No ERP services yet.</p>` : html`
+<p class="service-counts">${total} ${total === 1 ? 'ERP service' : 'ERP services'} (copies included)${[...counts].sort(([a], [b]) => a.localeCompare(b))
+      .map(([state, count]) => html` · <span class="state">${state}</span>: <span data-state-count="${state}">${count}</span>`)}</p>
+<form method="get" action="/panel" role="search">
+  <label>Find a service by name <input type="search" name="q" value="${search}" maxlength="100"></label>
+  <button type="submit">Search</button>${search ? html` <a href="/panel">Show all</a>` : ''}
+</form>
+${services.length === 0 ? html`<p class="muted">${search ? 'No ERP service has a name containing that.' : after ? 'No more ERP services.' : 'No ERP services yet.'}</p>` : html`
 <table>
   <thead><tr><th>Name</th><th>State</th><th>Revision</th><th>Server</th><th>Id</th></tr></thead>
   <tbody>
-  ${topLevel.map((service) => html`
-    <tr><td>${service.name}</td><td class="state">${service.state}</td><td>${service.revision}</td>
-      <td>${serverNames.get(service.server_id) ?? ''}</td><td class="muted">${service.id}</td></tr>
-    ${copiesOf(service.id).map((copy) => html`
-    <tr><td>↳ ${copy.name} <span class="muted">(copy)</span></td><td class="state">${copy.state}</td><td>${copy.revision}</td>
-      <td>${serverNames.get(copy.server_id) ?? ''}</td><td class="muted">${copy.id}</td></tr>`)}`)}
+  ${services.map((service) => {
+    const group = copies.get(service.id);
+    return html`${serviceRow(service, false)}${group?.shown.map((copy) => serviceRow(copy, true))}${group && group.total > group.shown.length
+      ? html`<tr><td colspan="5" class="muted">↳ and ${group.total - group.shown.length} more copies</td></tr>` : ''}`;
+  })}
   </tbody>
 </table>`}
+<p>${after ? html`<a href="${link({ q: search, servers_after: serversAfter })}">First page</a> ` : ''}${nextServices ? html`<a rel="next" href="${nextServices}">Next ERP services</a>` : ''}</p>
 <h2>Servers</h2>
-${servers.length === 0 ? html`<p class="muted">No servers yet.</p>` : html`
+${servers.length === 0 ? html`<p class="muted">${serversAfter ? 'No more servers.' : 'No servers yet.'}</p>` : html`
 <table>
   <thead><tr><th>Name</th><th>State</th><th>Capacity</th><th>Id</th></tr></thead>
   <tbody>${servers.map((row) => html`<tr><td>${row.name}</td><td class="state">${row.state}</td><td>${row.capacity}</td><td class="muted">${row.id}</td></tr>`)}</tbody>
-</table>`}`, session));
+</table>`}
+<p>${serversAfter ? html`<a href="${link({ q: search, after })}">First servers</a> ` : ''}${nextServers ? html`<a href="${nextServers}">Next servers</a>` : ''}</p>`, session));
   });
+}
+
+function serviceRow(service: OverviewService, copy: boolean): Html {
+  return html`
+    <tr><td>${copy ? html`↳ ${service.name} <span class="muted">(copy)</span>` : service.name}</td><td class="state">${service.state}</td><td>${service.revision}</td>
+      <td>${service.server_name ?? ''}</td><td class="muted">${service.id}</td></tr>`;
 }

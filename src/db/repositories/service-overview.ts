@@ -1,0 +1,55 @@
+// What the panel's Overview reads: a page of a team's ERP services (copies under their service),
+// the count of its services in each state, and a page of its servers. Each read is bounded by the
+// page, whatever the size of the team; copies are fetched for the page's services only, by key.
+import type { Kysely } from 'kysely';
+import type { Database } from '../tables.js';
+import { nameContains } from './name-search.js';
+
+export interface OverviewService { id: string; name: string; state: string; revision: number; server_name: string | null }
+
+/** Services that are no copy, in id order after `afterId`, `limit + 1` rows (the last says there is more). */
+export async function listTopLevelServicesPage(
+  db: Kysely<Database>, teamId: string, page: { afterId?: string | undefined; search: string; limit: number },
+): Promise<OverviewService[]> {
+  let query = db.selectFrom('erp_services as s').leftJoin('servers as v', 'v.id', 's.server_id')
+    .select(['s.id', 's.name', 's.state', 's.revision', 'v.name as server_name'])
+    .where('s.team_id', '=', teamId).where('s.parent_id', 'is', null).where('s.deleted_at', 'is', null);
+  if (page.search) query = query.where(nameContains('s.name', page.search));
+  if (page.afterId) query = query.where('s.id', '>', page.afterId);
+  return query.orderBy('s.id').limit(page.limit + 1).execute();
+}
+
+/** The live copies of the given services, grouped by service in one pass, at most `perService` each. */
+export async function copiesOfServices(
+  db: Kysely<Database>, parentIds: string[], perService: number,
+): Promise<Map<string, { shown: (OverviewService & { parent_id: string })[]; total: number }>> {
+  const grouped = new Map<string, { shown: (OverviewService & { parent_id: string })[]; total: number }>();
+  if (parentIds.length === 0) return grouped;
+  const rows = await db.selectFrom('erp_services as s').leftJoin('servers as v', 'v.id', 's.server_id')
+    .select(['s.id', 's.name', 's.state', 's.revision', 's.parent_id', 'v.name as server_name'])
+    .where('s.parent_id', 'in', parentIds).where('s.deleted_at', 'is', null).orderBy('s.parent_id').orderBy('s.id').execute();
+  for (const row of rows) {
+    const parentId = row.parent_id as string;
+    let group = grouped.get(parentId);
+    if (!group) grouped.set(parentId, group = { shown: [], total: 0 });
+    group.total++;
+    if (group.shown.length < perService) group.shown.push({ ...row, parent_id: parentId });
+  }
+  return grouped;
+}
+
+/** How many live services (copies included) the team has in each state, read from one covering index. */
+export async function countServicesByState(db: Kysely<Database>, teamId: string): Promise<Map<string, number>> {
+  const rows = await db.selectFrom('erp_services').select(['state', (eb) => eb.fn.countAll<number | string>().as('count')])
+    .where('team_id', '=', teamId).where('deleted_at', 'is', null).groupBy('state').execute();
+  return new Map(rows.map((row) => [row.state, Number(row.count)]));
+}
+
+export async function listServersPage(
+  db: Kysely<Database>, teamId: string, page: { afterId?: string | undefined; limit: number },
+) {
+  let query = db.selectFrom('servers').select(['id', 'name', 'state', 'capacity'])
+    .where('team_id', '=', teamId).where('deleted_at', 'is', null);
+  if (page.afterId) query = query.where('id', '>', page.afterId);
+  return query.orderBy('id').limit(page.limit + 1).execute();
+}
