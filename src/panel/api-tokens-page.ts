@@ -10,7 +10,7 @@ import {
 } from '../db/repositories/token-admin.js';
 import { APPROVABLE_ACTION_TITLES, isApprovableAction, parseNeedsApproval } from '../decisions/approvable.js';
 import { html } from './html.js';
-import { tokenChoices } from './token-choices.js';
+import { choiceNames, knownChoices, tokenChoices } from './token-choices.js';
 import { csrfField, page, sendPage } from './layout.js';
 import { panelAudit } from './panel-audit.js';
 import { PanelRefusal, requireCsrf, requireRole, requireTeamSession, type TeamSession } from './session-guard.js';
@@ -30,12 +30,15 @@ export function registerApiTokensPage(server: FastifyInstance, app: App): void {
     return session;
   }
 
-  const choicesFor = (teamId: string): Promise<Choices> => tokenChoices(db, teamId);
+  const choicesFor = (teamId: string, values: FormBody = {}): Promise<Choices> => tokenChoices(db, teamId, values);
 
   server.get(BASE, async (request, reply) => {
     const session = await manager(request, reply);
     if (!session) return reply;
-    const [tokens, choices] = await Promise.all([listTeamTokens(db, session.team.id), choicesFor(session.team.id)]);
+    const tokens = await listTeamTokens(db, session.team.id);
+    // Names of the services and servers these rows are limited to, read by key: never the whole team.
+    const names = await choiceNames(db, session.team.id,
+      tokens.flatMap((token) => (token.restrict_services ? token.serviceIds : [])), tokens.flatMap((token) => (token.restrict_servers ? token.serverIds : [])));
     return sendPage(reply, page('API Tokens', html`
 <p>Tokens belong to the team and keep working after the member who created them leaves.
 They are managed only here, never through the API or the MCP server.</p>
@@ -50,7 +53,7 @@ They are managed only here, never through the API or the MCP server.</p>
       <td>${SOURCE_LABELS[token.source] ?? token.source}${token.assistant_name ? html`<div class="muted">${token.assistant_name}</div>` : ''}</td>
       <td>${token.creator_email ?? html`<span class="muted">—</span>`}${token.creator_removed_at ? html` <span class="muted">(removed from the team)</span>` : ''}</td>
       <td>${ACCEPTED_LABELS[token.accepted_by]}</td>
-      <td>${accessSummary(token, choices)}</td>
+      <td>${accessSummary(token, names)}</td>
       <td>${token.expires_on ?? 'Never'}</td>
       <td>${token.last_used_at ? html`${token.last_used_at.slice(0, 16).replace('T', ' ')} UTC<div class="muted">${token.last_used_channel === 'mcp' ? 'MCP server' : 'REST API'}</div>` : 'Never'}</td>
       <td class="state">${state}</td>
@@ -64,22 +67,18 @@ They are managed only here, never through the API or the MCP server.</p>
   server.get(`${BASE}/new`, async (request, reply) => {
     const session = await manager(request, reply);
     if (!session) return reply;
-    return sendPage(reply, page('Create an API token', html`
-<form method="post" action="${BASE}">${csrfField(session)}${tokenFormFields({}, await choicesFor(session.team.id))}
-<button type="submit">Create token</button> <a href="${BASE}">Cancel</a></form>`, session));
+    return sendPage(reply, createPage(session, {}, await choicesFor(session.team.id), []));
   });
 
   server.post<{ Body: FormBody }>(BASE, async (request, reply) => {
     const session = await manager(request, reply);
     if (!session) return reply;
     requireCsrf(session, request);
-    const choices = await choicesFor(session.team.id);
-    const { settings, errors } = parseTokenForm(request.body ?? {}, choices, session.team.timezone);
-    if (!settings) {
-      return sendPage(reply, page('Create an API token', html`${errors.map((error) => html`<p class="error" role="alert">${error}</p>`)}
-<form method="post" action="${BASE}">${csrfField(session)}${tokenFormFields(request.body ?? {}, choices)}
-<button type="submit">Create token</button> <a href="${BASE}">Cancel</a></form>`, session), 422);
-    }
+    const body = request.body ?? {};
+    // "Find" (scripts off): the same form again, with the matches of its search fields.
+    if (body.find) return sendPage(reply, createPage(session, body, await choicesFor(session.team.id, body), []));
+    const { settings, errors } = parseTokenForm(body, await knownChoices(db, session.team.id, body), session.team.timezone);
+    if (!settings) return sendPage(reply, createPage(session, body, await choicesFor(session.team.id, body), errors), 422);
     const token = await createToken(db, { ...settings, teamId: session.team.id, source: 'panel', createdByUserId: session.userId });
     panelAudit(app, { teamId: session.team.id, userId: session.userId, action: 'create_token', outcome: 'allowed', targetId: token.id });
     return sendPage(reply, valueShownOnce(session, settings.name, token.value), 201);
@@ -89,7 +88,8 @@ They are managed only here, never through the API or the MCP server.</p>
     const session = await manager(request, reply);
     if (!session) return reply;
     const token = await liveToken(session.team.id, request.params.id);
-    return sendPage(reply, editPage(session, token, settingsAsForm(settingsOf(token)), await choicesFor(session.team.id), []));
+    const values = settingsAsForm(settingsOf(token));
+    return sendPage(reply, editPage(session, token, values, await choicesFor(session.team.id, values), []));
   });
 
   server.post<{ Params: { id: string }; Body: FormBody }>(`${BASE}/:id/edit`, async (request, reply) => {
@@ -97,9 +97,10 @@ They are managed only here, never through the API or the MCP server.</p>
     if (!session) return reply;
     requireCsrf(session, request);
     const token = await liveToken(session.team.id, request.params.id);
-    const choices = await choicesFor(session.team.id);
-    const { settings, errors } = parseTokenForm(request.body ?? {}, choices, session.team.timezone);
-    if (!settings) return sendPage(reply, editPage(session, token, request.body ?? {}, choices, errors), 422);
+    const body = request.body ?? {};
+    if (body.find) return sendPage(reply, editPage(session, token, body, await choicesFor(session.team.id, body), []));
+    const { settings, errors } = parseTokenForm(body, await knownChoices(db, session.team.id, body), session.team.timezone);
+    if (!settings) return sendPage(reply, editPage(session, token, body, await choicesFor(session.team.id, body), errors), 422);
     await updateTokenAccess(db, token.id, settings);
     panelAudit(app, { teamId: session.team.id, userId: session.userId, action: 'update_token_access', outcome: 'allowed', targetId: token.id });
     return reply.redirect(BASE, 303);
@@ -162,6 +163,12 @@ function valueShownOnce(session: TeamSession, name: string, value: string) {
 <p><a href="${BASE}">Back to API Tokens</a></p>`, session);
 }
 
+function createPage(session: TeamSession, values: FormBody, choices: Choices, errors: string[]) {
+  return page('Create an API token', html`${errors.map((error) => html`<p class="error" role="alert">${error}</p>`)}
+<form method="post" action="${BASE}">${csrfField(session)}${tokenFormFields(values, choices)}
+<button type="submit">Create token</button> <a href="${BASE}">Cancel</a></form>`, session);
+}
+
 function editPage(session: TeamSession, token: TeamTokenRow, values: FormBody, choices: Choices, errors: string[]) {
   return page(`Edit access: ${token.name}`, html`${errors.map((error) => html`<p class="error" role="alert">${error}</p>`)}
 <p class="muted">Changes apply on the token's next request. The token value stays the same.</p>
@@ -183,14 +190,14 @@ function stateOf(token: TeamTokenRow, timeZone: string): string {
   return isExpired(token.expires_on, timeZone) ? 'expired' : 'active';
 }
 
-function accessSummary(token: TeamTokenRow, choices: Choices) {
+function accessSummary(token: TeamTokenRow, names: ReadonlyMap<string, string>) {
   const labels = token.full_access ? ['Full access']
     : parseStoredPermissions(token.permissions).map((id) => PERMISSIONS.find((permission) => permission.id === id)?.label ?? id);
-  const nameOf = (list: { id: string; name: string }[], id: string) => list.find((item) => item.id === id)?.name ?? id;
+  const nameOf = (id: string) => names.get(id) ?? id;
   const needsApproval = parseNeedsApproval(token.needs_approval)
     .map((name) => (isApprovableAction(name) ? APPROVABLE_ACTION_TITLES[name] : name));
   return html`${labels.join('; ')}
-    ${token.restrict_services ? html`<div class="muted">Only ERP services: ${token.serviceIds.map((id) => nameOf(choices.services, id)).join(', ') || 'none'}</div>` : ''}
-    ${token.restrict_servers ? html`<div class="muted">Only servers: ${token.serverIds.map((id) => nameOf(choices.servers, id)).join(', ') || 'none'}</div>` : ''}
+    ${token.restrict_services ? html`<div class="muted">Only ERP services: ${token.serviceIds.map(nameOf).join(', ') || 'none'}</div>` : ''}
+    ${token.restrict_servers ? html`<div class="muted">Only servers: ${token.serverIds.map(nameOf).join(', ') || 'none'}</div>` : ''}
     ${needsApproval.length > 0 ? html`<div class="needs-approval">Needs approval for: ${needsApproval.join('; ')}</div>` : ''}`;
 }

@@ -17,7 +17,7 @@ import { html, type Html } from './html.js';
 import { csrfField, page, PANEL_CSP } from './layout.js';
 import { panelAudit } from './panel-audit.js';
 import { PanelRefusal, requireCsrf, requireTeamSession, type TeamSession } from './session-guard.js';
-import { tokenChoices } from './token-choices.js';
+import { knownChoices, tokenChoices } from './token-choices.js';
 import {
   expiryField, nameField, needsApprovalField, parseTokenForm, permissionsField, restrictionFields, type Choices, type FormBody,
 } from './token-form.js';
@@ -67,7 +67,7 @@ export function registerConsentPage(server: FastifyInstance, app: App, oauth: OA
       expires_on: dateInTimeZone(new Date(Date.now() + DEFAULT_EXPIRY_DAYS * 86_400_000), session.team.timezone),
       needs_approval: await approvalsOfLatestToken(db, session.team.id, pending.clientName),
     };
-    return sendSignInPage(reply, consentPage(session, pending, values, await tokenChoices(db, session.team.id), []), pending);
+    return sendSignInPage(reply, consentPage(session, pending, values, await tokenChoices(db, session.team.id, values), []), pending);
   });
 
   server.post<Params & { Body: FormBody }>('/panel/oauth/:uid', async (request, reply) => {
@@ -80,16 +80,21 @@ export function registerConsentPage(server: FastifyInstance, app: App, oauth: OA
       teamId: session.team.id, userId: session.userId, action, outcome: 'allowed', detail: `${pending.kind}: ${pending.clientName}`.slice(0, 200),
     });
     const body = request.body ?? {};
+    // "Find" (scripts off) shows the form again with the matches of its search fields; it answers nothing.
+    if (body.find && pending.kind === 'assistant') {
+      return sendSignInPage(reply, consentPage(session, pending, body, await tokenChoices(db, session.team.id, body), []), pending);
+    }
     if (body.decision !== 'approve') {
       audit('decline_sign_in');
       return reply.redirect(await declineSignIn(instance, raw, 'The sign-in was declined in the teaminfra panel.'), 303);
     }
     let settings = cliAccessSettings(dateInTimeZone(new Date(), session.team.timezone));
     if (pending.kind === 'assistant') {
-      const choices = await tokenChoices(db, session.team.id);
       // "Accepted by" is not the person's to choose here: an assistant's token is for the MCP server.
-      const parsed = parseTokenForm({ ...body, accepted_by: 'mcp' }, choices, session.team.timezone);
-      if (!parsed.settings) return sendSignInPage(reply, consentPage(session, pending, body, choices, parsed.errors), pending, 422);
+      const parsed = parseTokenForm({ ...body, accepted_by: 'mcp' }, await knownChoices(db, session.team.id, body), session.team.timezone);
+      if (!parsed.settings) {
+        return sendSignInPage(reply, consentPage(session, pending, body, await tokenChoices(db, session.team.id, body), parsed.errors), pending, 422);
+      }
       settings = { ...parsed.settings, acceptedBy: 'mcp' };
     }
     const next = await approveSignIn(instance, db, raw, pending, { userId: session.userId, teamId: session.team.id }, settings);

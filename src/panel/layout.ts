@@ -3,7 +3,8 @@ import type { FastifyReply } from 'fastify';
 import type { PanelSession } from '../db/repositories/panel-sessions.js';
 import { html, type Html } from './html.js';
 
-export const PANEL_CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; " +
+// connect-src 'self': the token forms' search fields ask the panel for matches (token-choices.ts).
+export const PANEL_CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; " +
   "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 export function csrfField(session: PanelSession): Html {

@@ -16,6 +16,7 @@ import { page, sendPage } from './layout.js';
 import { registerInvitationPage } from './invitation-page.js';
 import { registerMembersPage } from './members-page.js';
 import { registerOverview } from './overview.js';
+import { registerTokenChoices } from './token-choices.js';
 import { registerWebhooksPage } from './webhooks-page.js';
 import { refuseCrossSite } from './same-origin.js';
 import { PanelRefusal, sendRefusal } from './session-guard.js';
@@ -46,6 +47,7 @@ export async function registerPanel(server: FastifyInstance, app: App, oauth: OA
     registerOverview(panel, app);
     registerDecisionsPage(panel, app);
     registerApiTokensPage(panel, app);
+    registerTokenChoices(panel, app);
     registerMembersPage(panel, app);
     registerWebhooksPage(panel, app);
     registerInvitationPage(panel, app);

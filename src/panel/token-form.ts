@@ -8,9 +8,16 @@ import type { AccessSettings } from '../db/repositories/token-admin.js';
 import type { AcceptedBy } from '../db/tables.js';
 import { html, type Html } from './html.js';
 
+/** What a form offers: the chosen services and servers, then the first matches of a search (token-choices.ts). */
 export interface Choices {
   services: { id: string; name: string; copies: number }[];
   servers: { id: string; name: string }[];
+}
+
+/** Which of the submitted ids belong to the team, read by key before the form is parsed. */
+export interface KnownChoices {
+  services: ReadonlySet<string>;
+  servers: ReadonlySet<string>;
 }
 
 export type FormBody = Record<string, string | string[] | undefined>;
@@ -23,7 +30,7 @@ const ACCEPTED_BY: { value: AcceptedBy; label: string }[] = [
 
 const asList = (value: string | string[] | undefined): string[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
-export function parseTokenForm(body: FormBody, choices: Choices, timeZone: string): { settings?: AccessSettings; errors: string[] } {
+export function parseTokenForm(body: FormBody, known: KnownChoices, timeZone: string): { settings?: AccessSettings; errors: string[] } {
   const errors: string[] = [];
   const name = String(body.name ?? '').trim();
   if (name.length === 0 || name.length > 100) errors.push('Give the token a name of 1 to 100 characters.');
@@ -39,8 +46,8 @@ export function parseTokenForm(body: FormBody, choices: Choices, timeZone: strin
   if (!fullAccess && permissions.length === 0) errors.push('Choose at least one permission, or Full access.');
   const serviceIds = body.restrict_services ? asList(body.services) : null;
   const serverIds = body.restrict_servers ? asList(body.servers) : null;
-  if (serviceIds?.some((id) => !choices.services.some((service) => service.id === id))) errors.push('Choose ERP services of this team only.');
-  if (serverIds?.some((id) => !choices.servers.some((server) => server.id === id))) errors.push('Choose servers of this team only.');
+  if (serviceIds?.some((id) => !known.services.has(id))) errors.push('Choose ERP services of this team only.');
+  if (serverIds?.some((id) => !known.servers.has(id))) errors.push('Choose servers of this team only.');
   if (serviceIds?.length === 0) errors.push('"Only specific ERP services" is ticked: choose at least one ERP service.');
   if (serverIds?.length === 0) errors.push('"Only specific servers" is ticked: choose at least one server.');
   // Checked here, not only by the checkboxes offered: a forged form must not store a name invoke() never looks for.
@@ -109,16 +116,32 @@ export function permissionsField(values: FormBody): Html {
 </fieldset>`;
 }
 
+// The services and servers offered are the chosen ones and the first matches of a search, never
+// the whole team. With scripts on, panel.js asks `data-choices-url` as one types and adds the
+// matches; with scripts off, "Find" sends the form back to be shown again with them.
 export function restrictionFields(values: FormBody, choices: Choices): Html {
   return html`
 <fieldset><legend>Only specific ERP services</legend>
   <label><input type="checkbox" name="restrict_services" value="on"${checked(Boolean(values.restrict_services))}> Only specific ERP services (the token reaches them and their copies, and cannot create new ERP services)</label>
+  ${choiceSearch('services', 'service_search', 'Find ERP services by name', values)}
+  <div class="choices" data-choices-list="services">
   ${choices.services.map((service) => html`<label class="implies"><input type="checkbox" name="services" value="${service.id}"${checked(chosen(values, 'services', service.id))}> ${service.name}${service.copies > 0 ? html` <span class="muted">(and ${service.copies} ${service.copies === 1 ? 'copy' : 'copies'})</span>` : ''}</label>`)}
+  </div>
 </fieldset>
 <fieldset><legend>Only specific servers</legend>
   <label><input type="checkbox" name="restrict_servers" value="on"${checked(Boolean(values.restrict_servers))}> Only specific servers (the token cannot create new servers; which ERP services it reaches is set above)</label>
+  ${choiceSearch('servers', 'server_search', 'Find servers by name', values)}
+  <div class="choices" data-choices-list="servers">
   ${choices.servers.map((server) => html`<label class="implies"><input type="checkbox" name="servers" value="${server.id}"${checked(chosen(values, 'servers', server.id))}> ${server.name}</label>`)}
+  </div>
 </fieldset>`;
+}
+
+function choiceSearch(kind: 'services' | 'servers', field: string, label: string, values: FormBody): Html {
+  const value = typeof values[field] === 'string' ? values[field] : '';
+  return html`<p class="choice-search" data-choices-search="${kind}" data-choices-url="/panel/token-choices/${kind}">
+    <label>${label} <input type="search" name="${field}" value="${value}" maxlength="100" autocomplete="off"></label>
+    <button type="submit" name="find" value="${kind}" formnovalidate>Find</button></p>`;
 }
 
 export function needsApprovalField(values: FormBody): Html {
