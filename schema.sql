@@ -173,6 +173,10 @@ CREATE TABLE IF NOT EXISTS operations (
   finished_at        TEXT
 );
 CREATE INDEX IF NOT EXISTS operations_team ON operations (team_id, id);
+-- A token's own requests, and the operations about no service or about the services a token
+-- reaches, each read as a range in id order whatever the size of the team (issue 28).
+CREATE INDEX IF NOT EXISTS operations_requester ON operations (team_id, requested_by_token_id, id);
+CREATE INDEX IF NOT EXISTS operations_team_service ON operations (team_id, service_id, id);
 CREATE INDEX IF NOT EXISTS operations_queue ON operations (state, lease_expires_at);
 CREATE UNIQUE INDEX IF NOT EXISTS operations_idempotency ON operations (requested_by_token_id, idempotency_key);
 -- The decision that approves (or denies) an operation awaiting approval.
@@ -285,6 +289,7 @@ CREATE TABLE IF NOT EXISTS events (
   dispatched_at TEXT
 );
 CREATE INDEX IF NOT EXISTS events_undispatched ON events (dispatched_at, id);
+CREATE INDEX IF NOT EXISTS events_team ON events (team_id, id);
 
 CREATE TABLE IF NOT EXISTS webhook_deliveries (
   id                 TEXT PRIMARY KEY,

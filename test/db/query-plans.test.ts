@@ -20,6 +20,9 @@ import { insertTeam } from '../../src/db/repositories/teams.js';
 import { createToken, findTokenWithTeamByHash } from '../../src/db/repositories/tokens.js';
 import { hashTokenValue } from '../../src/auth/token-format.js';
 import { encodeCursor } from '../../src/db/pagination.js';
+import { listEvents } from '../../src/db/repositories/events.js';
+import { copiesOfServices, countServicesByState, listServersPage, listTopLevelServicesPage } from '../../src/db/repositories/service-overview.js';
+import { choiceNames, knownChoices, tokenChoices } from '../../src/panel/token-choices.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 
 const engine = process.env.TEAMINFRA_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
@@ -118,6 +121,16 @@ describe(`query plans (${engine})`, () => {
     'SEARCH api_token_servers USING COVERING INDEX sqlite_autoindex_api_token_servers_1 (token_id=?)',
     'CREATE BLOOM FILTER',
   ];
+  // The same, as the only subquery of its statement.
+  const LISTED_SERVERS_ALONE = LISTED_SERVERS.map((line) => line.replace('LIST SUBQUERY 4', 'LIST SUBQUERY 1'));
+  // A token limited to services: the services it reaches (its listed ones, then their copies), read by key.
+  const REACHED_SERVICES = [
+      'COMPOUND QUERY', 'LEFT-MOST SUBQUERY',
+      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+      'UNION ALL',
+      'SEARCH l USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+      'SEARCH c USING COVERING INDEX erp_services_parent_id (parent_id=?)',
+    ];
   const cursor = () => encodeCursor(fixture.serviceIds[0]!);
   // Each read, and on SQLite the exact plan it must have: every table reached by key.
   // `sqlite` is the plan of the one query a read sends, or of each when it sends several.
@@ -138,7 +151,7 @@ describe(`query plans (${engine})`, () => {
     ] },
     { name: 'listed services, next page', read: (db) => listReachableServices(db, listedReach, { limit: 20, cursor: cursor() }, null), sqlite: [
       'SEARCH l USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=? AND service_id>?)',
-      'SEARCH s USING INDEX erp_services_team (team_id=? AND id=?)',
+      'SEARCH s USING INDEX sqlite_autoindex_erp_services_1 (id=?)',
     ] },
     { name: 'copies, whole team', read: (db) => listReachableServices(db, teamReach, { limit: 20 }, fixture.serviceIds[0]!), sqlite: [
       'SEARCH s USING INDEX erp_services_parent_id (parent_id=?)',
@@ -165,15 +178,69 @@ describe(`query plans (${engine})`, () => {
     { name: 'operations of the whole team', read: (db) => listReachableOperations(db, teamReach, { limit: 20 }), sqlite: [
       'SEARCH o USING INDEX operations_team (team_id=?)',
     ] },
-    { name: 'operations, listed services and servers', read: (db) => listReachableOperations(db, listedReach, { limit: 20 }), sqlite: [
+    { name: 'operations a token requested itself', read: (db) => listReachableOperations(db, { ...listedReach, requestedOnly: true }, { limit: 20 }), sqlite: [
+      'SEARCH o USING INDEX operations_requester (team_id=? AND requested_by_token_id=?)',
+    ] },
+    { name: 'operations, listed servers only', read: (db) => listReachableOperations(db, { ...listedReach, restrictServices: false }, { limit: 20 }), sqlite: [
       'SEARCH o USING INDEX operations_team (team_id=?)',
-      ...LISTED_SERVICES_OR_COPIES,
-      ...LISTED_SERVERS,
+      ...LISTED_SERVERS_ALONE,
+    ] },
+    // Three ranges, each read up to the page: the token's own requests, the operations about no
+    // service (on a listed server), and those of the services it reaches.
+    { name: 'operations, listed services and servers', read: (db) => listReachableOperations(db, listedReach, { limit: 20 }), sqlite: [
+      REACHED_SERVICES,
+      ['SEARCH o USING INDEX operations_requester (team_id=? AND requested_by_token_id=?)'],
+      ['SEARCH o USING INDEX operations_team_service (team_id=? AND service_id=?)', ...LISTED_SERVERS_ALONE],
+      ['SEARCH o USING INDEX operations_team_service (team_id=? AND service_id=?)', 'USE TEMP B-TREE FOR ORDER BY'],
+    ] },
+    { name: 'operations, listed services and servers, next page', read: (db) => listReachableOperations(db, listedReach, { limit: 20, cursor: encodeCursor('op_00000000000000000000') }), sqlite: [
+      REACHED_SERVICES,
+      ['SEARCH o USING INDEX operations_requester (team_id=? AND requested_by_token_id=? AND id>?)'],
+      ['SEARCH o USING INDEX operations_team_service (team_id=? AND service_id=? AND id>?)', ...LISTED_SERVERS_ALONE],
+      ['SEARCH o USING INDEX operations_team_service (team_id=? AND service_id=? AND id>?)', 'USE TEMP B-TREE FOR ORDER BY'],
     ] },
     { name: 'one operation', read: (db) => findReachableOperation(db, listedReach, 'op_00000000000000000000'), sqlite: [
       'SEARCH o USING INDEX sqlite_autoindex_operations_1 (id=?)',
       ...LISTED_SERVICES_OR_COPIES,
       ...LISTED_SERVERS,
+    ] },
+    { name: 'events of a team', read: (db) => listEvents(db, fixture.teamId, { afterId: 'evt_00000000000000000000' }), sqlite: [
+      'SEARCH events USING INDEX events_team (team_id=? AND id>?)',
+    ] },
+    // The panel's Overview (issue 28): a page of services, their copies, the counts per state, a page of servers.
+    { name: 'the overview\'s page of services', read: (db) => listTopLevelServicesPage(db, fixture.teamId, { search: '', limit: 50 }), sqlite: [
+      'SEARCH s USING INDEX erp_services_team (team_id=?)', 'SEARCH v USING INDEX sqlite_autoindex_servers_1 (id=?) LEFT-JOIN',
+    ] },
+    { name: 'the overview\'s search by name', read: (db) => listTopLevelServicesPage(db, fixture.teamId, { search: 'erp', limit: 50, afterId: fixture.serviceIds[0] }), sqlite: [
+      'SEARCH s USING INDEX erp_services_team (team_id=? AND id>?)', 'SEARCH v USING INDEX sqlite_autoindex_servers_1 (id=?) LEFT-JOIN',
+    ] },
+    { name: 'the overview\'s copies of a page', read: (db) => copiesOfServices(db, fixture.serviceIds, 10), sqlite: [
+      'SEARCH s USING INDEX erp_services_parent_id (parent_id=?)', 'SEARCH v USING INDEX sqlite_autoindex_servers_1 (id=?) LEFT-JOIN',
+    ] },
+    { name: 'the overview\'s counts per state', read: (db) => countServicesByState(db, fixture.teamId), sqlite: [
+      'SEARCH erp_services USING COVERING INDEX erp_services_team_state (team_id=? AND deleted_at=?)',
+    ] },
+    { name: 'the overview\'s page of servers', read: (db) => listServersPage(db, fixture.teamId, { limit: 50 }), sqlite: [
+      'SEARCH servers USING INDEX servers_team (team_id=?)',
+    ] },
+    // The token forms: chosen services and servers by key, then the first matches of each search.
+    { name: 'a token form\'s choices', read: (db) => tokenChoices(db, fixture.teamId, {
+      services: fixture.serviceIds.slice(0, 2), service_search: 'erp', servers: [fixture.serverIds[0]!], server_search: 'a',
+    }), sqlite: [
+      ['SEARCH erp_services USING INDEX erp_services_team (team_id=? AND id=?)'],
+      ['SEARCH erp_services USING INDEX erp_services_team (team_id=?)'],
+      ['SEARCH servers USING INDEX sqlite_autoindex_servers_1 (id=?)'],
+      ['SEARCH servers USING INDEX servers_team (team_id=?)'],
+      ['SEARCH erp_services USING INDEX erp_services_parent_id (parent_id=?)'],
+      ['SEARCH erp_services USING INDEX erp_services_parent_id (parent_id=?)'],
+    ] },
+    { name: 'the ids a token form sent', read: (db) => knownChoices(db, fixture.teamId, { services: fixture.serviceIds.slice(0, 2), servers: fixture.serverIds }), sqlite: [
+      ['SEARCH erp_services USING INDEX sqlite_autoindex_erp_services_1 (id=?)'],
+      ['SEARCH servers USING INDEX servers_team (team_id=? AND id=?)'],
+    ] },
+    { name: 'the names the API Tokens list shows', read: (db) => choiceNames(db, fixture.teamId, fixture.serviceIds.slice(0, 2), fixture.serverIds), sqlite: [
+      ['SEARCH erp_services USING INDEX erp_services_team (team_id=? AND id=?)'],
+      ['SEARCH servers USING INDEX servers_team (team_id=? AND id=?)'],
     ] },
     { name: 'backups of a service', read: (db) => listBackupsOfService(db, fixture.serviceIds[0]!, { limit: 20 }), sqlite: [
       'SEARCH b USING INDEX backups_service (service_id=?)',

@@ -1,5 +1,5 @@
 // Operations (the queue of long actions), as the API reads them: filtered by reach in SQL.
-import type { ExpressionBuilder, Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Database } from '../tables.js';
 import type { Reach } from '../../core/principal.js';
 import { skipLocked } from '../dialect.js';
@@ -34,11 +34,54 @@ function operationReachable(reach: Reach) {
   };
 }
 
+/**
+ * A page of the operations `reach` reaches, in id order. Each read is a range of one index in id
+ * order, whatever the token's restriction (test/db/query-plans.test.ts holds the plans):
+ * - its own requests alone (`requestedOnly`): operations_requester;
+ * - the whole team, or limited to servers only: operations_team (with servers listed, only a
+ *   server's own operations on an unlisted server are skipped);
+ * - limited to services: the union of three ranges, each read up to the page and merged here:
+ *   its own requests, the operations about no service (operations_team_service with no
+ *   service), and those of the services it reaches (the same index, one range per service).
+ *   One filtered walk of the team instead would read the team's every operation to find an
+ *   empty page.
+ */
 export async function listReachableOperations(db: Kysely<Database>, reach: Reach, page: PageRequest) {
   const after = decodeCursor(page.cursor);
-  let query = db.selectFrom('operations as o').select(OPERATION_COLUMNS).where(operationReachable(reach));
-  if (after) query = query.where('o.id', '>', after);
-  return query.orderBy('o.id').limit(page.limit + 1).execute();
+  const range = () => {
+    let query = db.selectFrom('operations as o').select(OPERATION_COLUMNS).where('o.team_id', '=', reach.teamId);
+    if (after) query = query.where('o.id', '>', after);
+    return query;
+  };
+  const take = <Q extends ReturnType<typeof range>>(query: Q) => query.orderBy('o.id').limit(page.limit + 1).execute();
+  if (reach.requestedOnly) return take(range().where('o.requested_by_token_id', '=', reach.tokenId));
+  if (!reach.restrictServices) return take(range().where(operationReachable(reach)));
+  const listedServers = db.selectFrom('api_token_servers').select('server_id').where('token_id', '=', reach.tokenId);
+  let aboutNoService = range().where('o.service_id', 'is', null);
+  if (reach.restrictServers) aboutNoService = aboutNoService.where((eb) => eb.or([eb('o.server_id', 'is', null), eb('o.server_id', 'in', listedServers)]));
+  // The reached services' operations: one range of operations_team_service per service, then
+  // sorted (they are the token's few). Ordered by `id || ''`, since by `id` itself SQLite's
+  // planner (without ANALYZE statistics, as `serve` runs) rather walks the whole team in id
+  // order to skip the sort; the order is the same.
+  const reachedServiceIds = await listReachedServiceIds(db, reach.tokenId);
+  const ofReachedServices = () => range().where('o.service_id', 'in', reachedServiceIds)
+    .orderBy(sql`${sql.ref('o.id')} || ''`).limit(page.limit + 1).execute();
+  const ranges = await Promise.all([
+    take(range().where('o.requested_by_token_id', '=', reach.tokenId)),
+    take(aboutNoService),
+    reachedServiceIds.length === 0 ? [] : ofReachedServices(),
+  ]);
+  const merged = new Map(ranges.flat().map((row) => [row.id, row]));
+  return [...merged.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, page.limit + 1);
+}
+
+/** The services a token limited to services reaches: its listed ones and their copies, each read by key. */
+async function listReachedServiceIds(db: Kysely<Database>, tokenId: string): Promise<string[]> {
+  const rows = await db.selectFrom('api_token_services').select('service_id').where('token_id', '=', tokenId)
+    .unionAll(db.selectFrom('erp_services as c').innerJoin('api_token_services as l', 'l.service_id', 'c.parent_id')
+      .select('c.id as service_id').where('l.token_id', '=', tokenId))
+    .execute();
+  return rows.map((row) => row.service_id);
 }
 
 export async function findReachableOperation(db: Kysely<Database>, reach: Reach, operationId: string) {
