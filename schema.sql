@@ -70,6 +70,9 @@ CREATE INDEX IF NOT EXISTS erp_services_team ON erp_services (team_id, id);
 CREATE INDEX IF NOT EXISTS erp_services_parent_id ON erp_services (parent_id, id);
 -- The Overview's count of services in each state, read from this index alone (issue 28).
 CREATE INDEX IF NOT EXISTS erp_services_team_state ON erp_services (team_id, deleted_at, state);
+-- A search by name (Overview, token forms) reads this index alone in id order, stopping at a full
+-- page: no row of the table is read for a service whose name does not match (issue 28).
+CREATE INDEX IF NOT EXISTS erp_services_team_names ON erp_services (team_id, id, parent_id, deleted_at, name);
 DROP INDEX IF EXISTS erp_services_parent;
 
 -- Where a running service is reached: the host of its server's Docker engine (NULL: this

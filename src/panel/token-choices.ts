@@ -29,7 +29,7 @@ async function findServices(db: Kysely<Database>, teamId: string, by: { ids: str
     if (by.ids.length === 0) return [];
     query = query.where('id', 'in', by.ids);
   } else {
-    if (by.search) query = query.where(nameContains('name', by.search));
+    if (by.search) query = query.where(nameContains(db, 'name', by.search));
     if (by.excluding.length > 0) query = query.where('id', 'not in', by.excluding);
     query = query.limit(CHOICE_MATCHES);
   }
@@ -51,7 +51,7 @@ async function findServers(db: Kysely<Database>, teamId: string, by: { ids: stri
     if (by.ids.length === 0) return [];
     query = query.where('id', 'in', by.ids);
   } else {
-    if (by.search) query = query.where(nameContains('name', by.search));
+    if (by.search) query = query.where(nameContains(db, 'name', by.search));
     if (by.excluding.length > 0) query = query.where('id', 'not in', by.excluding);
     query = query.limit(CHOICE_MATCHES);
   }

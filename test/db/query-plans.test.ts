@@ -147,7 +147,7 @@ describe(`query plans (${engine})`, () => {
     ] },
     { name: 'listed services', read: (db) => listReachableServices(db, listedReach, { limit: 20 }, null), sqlite: [
       'SEARCH l USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
-      'SEARCH s USING INDEX erp_services_team (team_id=? AND id=?)',
+      'SEARCH s USING INDEX erp_services_team_names (team_id=? AND id=? AND parent_id=? AND deleted_at=?)',
     ] },
     { name: 'listed services, next page', read: (db) => listReachableServices(db, listedReach, { limit: 20, cursor: cursor() }, null), sqlite: [
       'SEARCH l USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=? AND service_id>?)',
@@ -161,7 +161,7 @@ describe(`query plans (${engine})`, () => {
       'SEARCH l EXISTS USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=? AND service_id=?)',
     ] },
     { name: 'one service, listed services', read: (db) => findReachableService(db, listedReach, fixture.copyId), sqlite: [
-      'SEARCH s USING INDEX erp_services_team (team_id=? AND id=?)',
+      'SEARCH s USING INDEX erp_services_team_names (team_id=? AND id=?)',
       'SEARCH l EXISTS USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=? AND service_id=?)',
     ] },
     { name: 'servers of the whole team', read: (db) => listReachableServers(db, teamReach, { limit: 20 }), sqlite: [
@@ -212,7 +212,8 @@ describe(`query plans (${engine})`, () => {
       'SEARCH s USING INDEX erp_services_team (team_id=?)', 'SEARCH v USING INDEX sqlite_autoindex_servers_1 (id=?) LEFT-JOIN',
     ] },
     { name: 'the overview\'s search by name', read: (db) => listTopLevelServicesPage(db, fixture.teamId, { search: 'erp', limit: 50, afterId: fixture.serviceIds[0] }), sqlite: [
-      'SEARCH s USING INDEX erp_services_team (team_id=? AND id>?)', 'SEARCH v USING INDEX sqlite_autoindex_servers_1 (id=?) LEFT-JOIN',
+      ['SEARCH erp_services USING COVERING INDEX erp_services_team_names (team_id=? AND id>?)'],
+      ['SEARCH s USING INDEX erp_services_team_names (team_id=? AND id=? AND parent_id=? AND deleted_at=?)', 'SEARCH v USING INDEX sqlite_autoindex_servers_1 (id=?) LEFT-JOIN'],
     ] },
     { name: 'the overview\'s copies of a page', read: (db) => copiesOfServices(db, fixture.serviceIds, 10), sqlite: [
       'SEARCH s USING INDEX erp_services_parent_id (parent_id=?)', 'SEARCH v USING INDEX sqlite_autoindex_servers_1 (id=?) LEFT-JOIN',
@@ -227,19 +228,19 @@ describe(`query plans (${engine})`, () => {
     { name: 'a token form\'s choices', read: (db) => tokenChoices(db, fixture.teamId, {
       services: fixture.serviceIds.slice(0, 2), service_search: 'erp', servers: [fixture.serverIds[0]!], server_search: 'a',
     }), sqlite: [
-      ['SEARCH erp_services USING INDEX erp_services_team (team_id=? AND id=?)'],
-      ['SEARCH erp_services USING INDEX erp_services_team (team_id=?)'],
+      ['SEARCH erp_services USING COVERING INDEX erp_services_team_names (team_id=? AND id=? AND parent_id=? AND deleted_at=?)'],
+      ['SEARCH erp_services USING COVERING INDEX erp_services_team_names (team_id=?)'],
       ['SEARCH servers USING INDEX sqlite_autoindex_servers_1 (id=?)'],
       ['SEARCH servers USING INDEX servers_team (team_id=?)'],
       ['SEARCH erp_services USING INDEX erp_services_parent_id (parent_id=?)'],
       ['SEARCH erp_services USING INDEX erp_services_parent_id (parent_id=?)'],
     ] },
     { name: 'the ids a token form sent', read: (db) => knownChoices(db, fixture.teamId, { services: fixture.serviceIds.slice(0, 2), servers: fixture.serverIds }), sqlite: [
-      ['SEARCH erp_services USING INDEX sqlite_autoindex_erp_services_1 (id=?)'],
+      ['SEARCH erp_services USING COVERING INDEX erp_services_team_names (team_id=? AND id=? AND parent_id=? AND deleted_at=?)'],
       ['SEARCH servers USING INDEX servers_team (team_id=? AND id=?)'],
     ] },
     { name: 'the names the API Tokens list shows', read: (db) => choiceNames(db, fixture.teamId, fixture.serviceIds.slice(0, 2), fixture.serverIds), sqlite: [
-      ['SEARCH erp_services USING INDEX erp_services_team (team_id=? AND id=?)'],
+      ['SEARCH erp_services USING COVERING INDEX erp_services_team_names (team_id=? AND id=?)'],
       ['SEARCH servers USING INDEX servers_team (team_id=? AND id=?)'],
     ] },
     { name: 'backups of a service', read: (db) => listBackupsOfService(db, fixture.serviceIds[0]!, { limit: 20 }), sqlite: [

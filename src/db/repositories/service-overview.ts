@@ -14,9 +14,24 @@ export async function listTopLevelServicesPage(
   let query = db.selectFrom('erp_services as s').leftJoin('servers as v', 'v.id', 's.server_id')
     .select(['s.id', 's.name', 's.state', 's.revision', 'v.name as server_name'])
     .where('s.team_id', '=', teamId).where('s.parent_id', 'is', null).where('s.deleted_at', 'is', null);
-  if (page.search) query = query.where(nameContains('s.name', page.search));
+  if (page.search) {
+    // The matching ids first, from erp_services_team_names alone; then their rows, by key.
+    const ids = await matchingServiceIds(db, teamId, page);
+    if (ids.length === 0) return [];
+    query = query.where('s.id', 'in', ids);
+  }
   if (page.afterId) query = query.where('s.id', '>', page.afterId);
   return query.orderBy('s.id').limit(page.limit + 1).execute();
+}
+
+/** Ids of the team's services (no copy) whose name contains `search`, in id order after `afterId`, `limit + 1` of them. */
+export async function matchingServiceIds(
+  db: Kysely<Database>, teamId: string, page: { afterId?: string | undefined; search: string; limit: number },
+): Promise<string[]> {
+  let query = db.selectFrom('erp_services').select('id')
+    .where('team_id', '=', teamId).where('parent_id', 'is', null).where('deleted_at', 'is', null).where(nameContains(db, 'name', page.search));
+  if (page.afterId) query = query.where('id', '>', page.afterId);
+  return (await query.orderBy('id').limit(page.limit + 1).execute()).map((row) => row.id);
 }
 
 /** The live copies of the given services, grouped by service in one pass, at most `perService` each. */
