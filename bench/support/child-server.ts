@@ -10,6 +10,8 @@ export interface ChildServer {
   pid: number;
   /** CPU time (user + system) the server process has used so far, in microseconds. */
   cpuMicros(): Promise<number>;
+  /** Sends `message` and answers the first message back whose `type` is `answerType`. */
+  ask<Answer>(message: string, answerType: string): Promise<Answer>;
   stop(): Promise<void>;
 }
 
@@ -27,7 +29,22 @@ export async function startChildServer(script: string, args: string[], execArgv:
     });
     child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${script} exited with code ${code} before it was ready`)); });
   });
-  return { url: `http://127.0.0.1:${port}`, pid: child.pid!, cpuMicros: () => cpuOf(child), stop: () => stopChild(child) };
+  return {
+    url: `http://127.0.0.1:${port}`, pid: child.pid!, cpuMicros: () => cpuOf(child), ask: (message, type) => ask(child, message, type),
+    stop: () => stopChild(child),
+  };
+}
+
+function ask<Answer>(child: ChildProcess, message: string, answerType: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (answer: { type?: string }) => {
+      if (answer?.type !== answerType) return;
+      child.off('message', onMessage);
+      resolve(answer as Answer);
+    };
+    child.on('message', onMessage);
+    if (!child.send(message)) reject(new Error('the server process is gone'));
+  });
 }
 
 function cpuOf(child: ChildProcess): Promise<number> {
