@@ -281,6 +281,10 @@ CREATE INDEX IF NOT EXISTS decisions_team ON decisions (team_id, id);
 -- The sweeper's overdue pending decisions (every team); a team's pending ones (panel, overview count).
 CREATE INDEX IF NOT EXISTS decisions_pending ON decisions (state, expires_at);
 CREATE INDEX IF NOT EXISTS decisions_team_state ON decisions (team_id, state, expires_at);
+-- For a token limited to services: the decisions it asked, and those about no service or about
+-- the services it reaches, each a range in id order (src/db/repositories/reach-ranges.ts).
+CREATE INDEX IF NOT EXISTS decisions_asker ON decisions (team_id, asked_by_token_id, id);
+CREATE INDEX IF NOT EXISTS decisions_team_service ON decisions (team_id, service_id, id);
 
 -- The events outbox: written in the same transaction as the change that caused the event.
 CREATE TABLE IF NOT EXISTS events (

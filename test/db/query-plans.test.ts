@@ -252,11 +252,18 @@ describe(`query plans (${engine})`, () => {
     { name: 'decisions of the whole team', read: (db) => listReachableDecisions(db, teamReach, { limit: 20 }), sqlite: [
       'SEARCH d USING INDEX decisions_team (team_id=?)',
     ] },
-    // A decision about no service, or one the token asked, is in reach too: the team's decisions are
-    // read in order and each checked against the token's list (as operations are).
+    // A decision about no service, or one the token asked, is in reach too: three ranges, as for operations.
     { name: 'pending decisions, listed services', read: (db) => listReachableDecisions(db, listedReach, { limit: 20 }, 'pending'), sqlite: [
-      'SEARCH d USING INDEX decisions_team (team_id=?)',
-      ...LISTED_SERVICES_OR_COPIES,
+      REACHED_SERVICES,
+      ['SEARCH d USING INDEX decisions_asker (team_id=? AND asked_by_token_id=?)'],
+      ['SEARCH d USING INDEX decisions_team_service (team_id=? AND service_id=?)'],
+      ['SEARCH d USING INDEX decisions_team_service (team_id=? AND service_id=?)', 'USE TEMP B-TREE FOR ORDER BY'],
+    ] },
+    { name: 'decisions, listed services, next page', read: (db) => listReachableDecisions(db, listedReach, { limit: 20, cursor: encodeCursor('dec_00000000000000000000') }), sqlite: [
+      REACHED_SERVICES,
+      ['SEARCH d USING INDEX decisions_asker (team_id=? AND asked_by_token_id=? AND id>?)'],
+      ['SEARCH d USING INDEX decisions_team_service (team_id=? AND service_id=? AND id>?)'],
+      ['SEARCH d USING INDEX decisions_team_service (team_id=? AND service_id=? AND id>?)', 'USE TEMP B-TREE FOR ORDER BY'],
     ] },
     { name: 'one decision, listed services', read: (db) => findReachableDecision(db, listedReach, 'dec_00000000000000000000'), sqlite: [
       'SEARCH d USING INDEX sqlite_autoindex_decisions_1 (id=?)',

@@ -5,6 +5,7 @@ import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Reach } from '../../core/principal.js';
 import type { Database, DecisionState, DecisionsTable } from '../tables.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';
+import { unindexed, listReachedServiceIds, mergeById } from './reach-ranges.js';
 import { serviceInListedReach } from './service-reach.js';
 
 export type DecisionRow = DecisionsTable;
@@ -21,12 +22,31 @@ export async function findReachableDecision(db: Kysely<Database>, reach: Reach, 
   return db.selectFrom('decisions as d').selectAll('d').where(decisionReachable(reach)).where('d.id', '=', decisionId).executeTakeFirst();
 }
 
+/**
+ * A page of the decisions `reach` reaches, in id order. For a token limited to services, the
+ * union of three ranges (reach-ranges.ts): the decisions it asked (decisions_asker), those about
+ * no service and those about the services it reaches (decisions_team_service).
+ */
 export async function listReachableDecisions(db: Kysely<Database>, reach: Reach, page: PageRequest, state?: DecisionState) {
   const after = decodeCursor(page.cursor);
-  let query = db.selectFrom('decisions as d').selectAll('d').where(decisionReachable(reach));
-  if (state) query = query.where('d.state', '=', state);
-  if (after) query = query.where('d.id', '>', after);
-  return query.orderBy('d.id').limit(page.limit + 1).execute();
+  // In the reached services' range the state is compared through unindexed(): SQLite would
+  // otherwise read all the team's decisions in that state.
+  const range = (stateByIndex = true) => {
+    let query = db.selectFrom('decisions as d').selectAll('d').where('d.team_id', '=', reach.teamId);
+    if (state) query = stateByIndex ? query.where('d.state', '=', state) : query.where(unindexed('d.state'), '=', state);
+    if (after) query = query.where('d.id', '>', after);
+    return query;
+  };
+  const take = <Q extends ReturnType<typeof range>>(query: Q) => query.orderBy('d.id').limit(page.limit + 1).execute();
+  if (!reach.restrictServices) return take(range());
+  const reachedServiceIds = await listReachedServiceIds(db, reach.tokenId);
+  const ranges = await Promise.all([
+    take(range().where('d.asked_by_token_id', '=', reach.tokenId)),
+    take(range().where('d.service_id', 'is', null)),
+    reachedServiceIds.length === 0 ? [] : range(false).where('d.service_id', 'in', reachedServiceIds)
+      .orderBy(unindexed('d.id')).limit(page.limit + 1).execute(),
+  ]);
+  return mergeById(ranges, page.limit + 1);
 }
 
 export async function findDecision(db: Kysely<Database>, decisionId: string): Promise<DecisionRow | undefined> {

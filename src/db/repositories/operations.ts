@@ -1,9 +1,10 @@
 // Operations (the queue of long actions), as the API reads them: filtered by reach in SQL.
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Database } from '../tables.js';
 import type { Reach } from '../../core/principal.js';
 import { skipLocked } from '../dialect.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';
+import { unindexed, listReachedServiceIds, mergeById } from './reach-ranges.js';
 import { serviceInListedReach } from './service-reach.js';
 
 export const OPERATION_COLUMNS = [
@@ -59,29 +60,16 @@ export async function listReachableOperations(db: Kysely<Database>, reach: Reach
   const listedServers = db.selectFrom('api_token_servers').select('server_id').where('token_id', '=', reach.tokenId);
   let aboutNoService = range().where('o.service_id', 'is', null);
   if (reach.restrictServers) aboutNoService = aboutNoService.where((eb) => eb.or([eb('o.server_id', 'is', null), eb('o.server_id', 'in', listedServers)]));
-  // The reached services' operations: one range of operations_team_service per service, then
-  // sorted (they are the token's few). Ordered by `id || ''`, since by `id` itself SQLite's
-  // planner (without ANALYZE statistics, as `serve` runs) rather walks the whole team in id
-  // order to skip the sort; the order is the same.
+  // The reached services' operations: one range of operations_team_service per service.
   const reachedServiceIds = await listReachedServiceIds(db, reach.tokenId);
   const ofReachedServices = () => range().where('o.service_id', 'in', reachedServiceIds)
-    .orderBy(sql`${sql.ref('o.id')} || ''`).limit(page.limit + 1).execute();
+    .orderBy(unindexed('o.id')).limit(page.limit + 1).execute();
   const ranges = await Promise.all([
     take(range().where('o.requested_by_token_id', '=', reach.tokenId)),
     take(aboutNoService),
     reachedServiceIds.length === 0 ? [] : ofReachedServices(),
   ]);
-  const merged = new Map(ranges.flat().map((row) => [row.id, row]));
-  return [...merged.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, page.limit + 1);
-}
-
-/** The services a token limited to services reaches: its listed ones and their copies, each read by key. */
-async function listReachedServiceIds(db: Kysely<Database>, tokenId: string): Promise<string[]> {
-  const rows = await db.selectFrom('api_token_services').select('service_id').where('token_id', '=', tokenId)
-    .unionAll(db.selectFrom('erp_services as c').innerJoin('api_token_services as l', 'l.service_id', 'c.parent_id')
-      .select('c.id as service_id').where('l.token_id', '=', tokenId))
-    .execute();
-  return rows.map((row) => row.service_id);
+  return mergeById(ranges, page.limit + 1);
 }
 
 export async function findReachableOperation(db: Kysely<Database>, reach: Reach, operationId: string) {
