@@ -15,6 +15,9 @@ export const USAGE = `Usage:
   teaminfra admin set-backup-retention --team ID [--keep-manual N|default] [--keep-safety N|default]
   teaminfra admin remove-member --team ID --email E
   teaminfra admin create-webhook --team ID --url URL [--events t1,t2] [--allow-private]
+  teaminfra admin add-app       --file app.yml [--name N] [--replace]   an app definition (a Compose file)
+  teaminfra admin list-apps                                      the bundled apps and the added ones
+  teaminfra admin build-app-images --app NAME [--docker-host URL]  builds the app's images offline
 
 Every command above takes --data-dir DIR (default ./data) and --database-url URL (or DATABASE_URL).
 Each admin command prints one JSON object.
