@@ -4,8 +4,13 @@
 import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
-import { addApp, listApps, summary } from '../engine/apps/app-registry.js';
+import { addApp, findApp, listApps, summary } from '../engine/apps/app-registry.js';
+import { buildAppImages } from '../engine/apps/images/build-app-images.js';
+import { ProgramError } from '../engine/apps/images/run-program.js';
 import { AppDefinitionError } from '../engine/apps/parse-app-definition.js';
+import { DockerApi, DockerError } from '../engine/docker/docker-api.js';
+import { parseEngineAddress } from '../engine/docker/engine-address.js';
+import { defaultDockerHost, engineAddressOption } from './docker-commands.js';
 import { parseOptions, required } from './options.js';
 import { UsageError } from './usage.js';
 
@@ -30,5 +35,26 @@ export const APP_COMMANDS = {
   'list-apps': async (db: Kysely<Database>, args: string[]) => {
     parseOptions(args, {}, 'list-apps');
     return { apps: await listApps(db) };
+  },
+  'build-app-images': async (db: Kysely<Database>, args: string[]) => {
+    const values = parseOptions(args, { app: { type: 'string' }, 'docker-host': { type: 'string' } }, 'build-app-images');
+    const name = required(values, 'app', 'build-app-images');
+    const app = await findApp(db, name).catch((error: unknown) => {
+      if (error instanceof AppDefinitionError) throw new UsageError(`build-app-images: the app "${name}" is refused today: ${error.problems.join(' ')}`);
+      throw error;
+    });
+    if (!app) throw new UsageError(`build-app-images: no app named "${name}"; "teaminfra admin list-apps" lists them.`);
+    const api = new DockerApi(parseEngineAddress(engineAddressOption(values['docker-host'] ?? defaultDockerHost(), 'build-app-images')));
+    try {
+      await api.ping();
+      const images = await buildAppImages(api, app, (line) => process.stderr.write(`build-app-images: ${line}\n`));
+      return { app: app.name, images: images.map(({ image, contentImage, built }) => ({ image, content_image: contentImage, built })) };
+    } catch (error) {
+      if (error instanceof DockerError) throw new UsageError(`build-app-images: ${error.reason}`);
+      if (error instanceof ProgramError) throw new UsageError(`build-app-images: ${error.message}`);
+      throw error;
+    } finally {
+      await api.close();
+    }
   },
 };

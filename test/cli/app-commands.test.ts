@@ -59,4 +59,10 @@ describe('teaminfra admin add-app / list-apps', () => {
     expect(noFile.code).toBe(2);
     expect(noFile.stderr).toContain('add-app: --file is required.');
   });
+
+  it('build-app-images refuses an app that does not exist before reaching any engine', async () => {
+    const result = await runCli(['admin', 'build-app-images', '--app', 'nothing', '--docker-host', 'unix:///nonexistent.sock', '--data-dir', dataDir]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('build-app-images: no app named "nothing"; "teaminfra admin list-apps" lists them.');
+  });
 });
