@@ -13,6 +13,7 @@ import { DockerError, type DockerApi } from '../../docker/docker-api.js';
 import { baseRootTarball, cacheDirs, DEBIAN_SUITE, type CacheDirs } from './debian-root.js';
 import type { DebianImageRecipe } from './image-recipes.js';
 import { runProgram } from './run-program.js';
+import { partialPath, removeStaleScratch, scratchPrefix } from './stale-scratch.js';
 import { unmountUnder } from './unmount-under.js';
 
 const FILES_DIR = join(packageRoot, 'src', 'engine', 'apps', 'images', 'files');
@@ -34,7 +35,14 @@ export async function buildDebianImage(api: DockerApi, recipe: DebianImageRecipe
   let built = false;
   if (!exists) {
     const tarball = join(dirs.images, `${repository}_${contentTag}.tar`);
-    if (!existsSync(tarball)) await makeRootTarball(recipe, tarball, dirs, log);
+    if (!existsSync(tarball)) {
+      await removeStaleScratch([dirs.work, dirs.images, dirs.root]);
+      await makeRootTarball(recipe, tarball, dirs, log);
+      // An earlier recipe's tarball of the same image is kept by no one: its tag is gone from the recipe.
+      for (const name of readdirSync(dirs.images)) {
+        if (name.startsWith(`${repository}_${tag}-`) && name.endsWith('.tar') && join(dirs.images, name) !== tarball) rmSync(join(dirs.images, name), { force: true });
+      }
+    }
     log(`importing ${contentImage} into the engine at ${api.address.text}`);
     await importTarball(api, tarball, repository, contentTag, recipe);
     built = true;
@@ -45,7 +53,8 @@ export async function buildDebianImage(api: DockerApi, recipe: DebianImageRecipe
 
 async function makeRootTarball(recipe: DebianImageRecipe, tarball: string, dirs: CacheDirs, log: (line: string) => void): Promise<void> {
   const base = await baseRootTarball(dirs, log);
-  const work = mkdtempSync(join(dirs.work, 'image-'));
+  const work = mkdtempSync(join(dirs.work, scratchPrefix('image')));
+  const partial = partialPath(tarball);
   const root = join(work, 'root');
   try {
     mkdirSync(root);
@@ -74,12 +83,12 @@ async function makeRootTarball(recipe: DebianImageRecipe, tarball: string, dirs:
     for (const path of [...recipe.remove, '/var/lib/apt/lists', '/usr/sbin/policy-rc.d']) rmSync(join(root, path), { recursive: true, force: true });
     mkdirSync(join(root, 'var/lib/apt/lists/partial'), { recursive: true });
     log(`packing ${recipe.image}`);
-    await runProgram(['tar', '-C', root, '--numeric-owner', '-cf', `${tarball}.partial`, '.'], { timeoutMs: 10 * 60_000, what: `pack ${recipe.image}` });
-    renameSync(`${tarball}.partial`, tarball);
+    await runProgram(['tar', '-C', root, '--numeric-owner', '-cf', partial, '.'], { timeoutMs: 10 * 60_000, what: `pack ${recipe.image}` });
+    renameSync(partial, tarball);
   } finally {
     await unmountUnder(work);
     rmSync(work, { recursive: true, force: true });
-    rmSync(`${tarball}.partial`, { force: true });
+    rmSync(partial, { force: true });
   }
 }
 

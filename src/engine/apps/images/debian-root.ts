@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runProgram } from './run-program.js';
+import { partialPath, scratchPrefix } from './stale-scratch.js';
 import { unmountUnder } from './unmount-under.js';
 
 export const DEBIAN_SUITE = 'bookworm';
@@ -35,19 +36,20 @@ export function cacheDirs(root = imageCacheDir()): CacheDirs {
 export async function baseRootTarball(dirs: CacheDirs, log: (line: string) => void): Promise<string> {
   const tarball = join(dirs.root, `${DEBIAN_SUITE}-minbase.tar`);
   if (existsSync(tarball)) return tarball;
-  const work = mkdtempSync(join(dirs.work, 'debootstrap-'));
+  const work = mkdtempSync(join(dirs.work, scratchPrefix('debootstrap')));
+  const partial = partialPath(tarball);
   try {
     const root = join(work, 'root');
     log(`debootstrap --variant=minbase ${DEBIAN_SUITE} from ${DEBIAN_MIRROR} (about a minute, once per machine)`);
     await runProgram(['debootstrap', '--variant=minbase', `--cache-dir=${dirs.debs}`, DEBIAN_SUITE, root, DEBIAN_MIRROR],
       { timeoutMs: 20 * 60_000, what: `make a Debian ${DEBIAN_SUITE} root from ${DEBIAN_MIRROR}` });
-    await runProgram(['tar', '-C', root, '--numeric-owner', '-cf', `${tarball}.partial`, '.'], { timeoutMs: 10 * 60_000, what: 'pack the Debian root' });
+    await runProgram(['tar', '-C', root, '--numeric-owner', '-cf', partial, '.'], { timeoutMs: 10 * 60_000, what: 'pack the Debian root' });
     // Complete or absent: a build interrupted before this rename leaves no half tarball behind.
-    renameSync(`${tarball}.partial`, tarball);
+    renameSync(partial, tarball);
     return tarball;
   } finally {
     await unmountUnder(work);
     rmSync(work, { recursive: true, force: true });
-    rmSync(`${tarball}.partial`, { force: true });
+    rmSync(partial, { force: true });
   }
 }
