@@ -81,6 +81,8 @@ export interface AppDefinition {
 export const BUILT_IN_VARIABLES = [
   'TEAMINFRA_SERVICE_ID', 'TEAMINFRA_SERVICE_NAME', 'TEAMINFRA_REVISION', 'TEAMINFRA_PUBLIC_URL',
   'TEAMINFRA_SMTP_HOST', 'TEAMINFRA_SMTP_PORT', 'TEAMINFRA_SMTP_USER', 'TEAMINFRA_SMTP_PASSWORD',
+  // The same relay as one URI (smtp-uri.ts), for apps configured by one (Tryton's [email] uri).
+  'TEAMINFRA_SMTP_URI',
 ] as const;
 
 export const DEFAULT_DEADLINES = { startMs: 60_000, migrateMs: 600_000 } as const;

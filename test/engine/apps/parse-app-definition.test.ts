@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { bundledApp, BUNDLED_APP_NAMES } from '../../../src/engine/apps/bundled-apps.js';
 import { AppDefinitionError, parseAppDefinition } from '../../../src/engine/apps/parse-app-definition.js';
 import { renderEnvironment } from '../../../src/engine/apps/render-environment.js';
+import { smtpUri } from '../../../src/engine/apps/smtp-uri.js';
 
 const MINIMAL = `
 name: shop
@@ -168,10 +169,20 @@ x-teaminfra: { web: web }
 describe('renderEnvironment', () => {
   it('fills in the variables as they are, quotes and spaces included, and refuses a missing one', () => {
     const database = bundledApp('tryton')!.containers.find((each) => each.name === 'tryton')!;
-    const values = { DB_PASSWORD: `p'a ss"@`, ADMIN_PASSWORD: 'admin pw' };
+    const values = { DB_PASSWORD: `p'a ss"@`, ADMIN_PASSWORD: 'admin pw', TEAMINFRA_SMTP_URI: '' };
     expect(renderEnvironment(database, values)).toEqual([
       `TRYTOND_DATABASE__URI=postgresql://tryton:p'a ss"@@database:5432/`, 'TEAMINFRA_ADMIN_PASSWORD=admin pw',
+      'TRYTOND_EMAIL__URI=', 'TRYTOND_EMAIL__FROM=tryton@localhost',
     ]);
     expect(() => renderEnvironment(database, { DB_PASSWORD: 'x' })).toThrow('No value for ${ADMIN_PASSWORD}');
+  });
+});
+
+describe('smtpUri', () => {
+  it('percent-encodes the login so any password stays one password, and is empty without a relay', () => {
+    expect(smtpUri({ host: 'host.docker.internal', port: 2525, user: 'copy+1@x', password: 'p@ss:w+rd/ é' }))
+      .toBe('smtp://copy%2B1%40x:p%40ss%3Aw%2Brd%2F%20%C3%A9@host.docker.internal:2525');
+    expect(smtpUri({ host: '::1', port: 25 })).toBe('smtp://[::1]:25');
+    expect(smtpUri(null)).toBe('');
   });
 });

@@ -5,11 +5,15 @@
 // generated password, a party written and read back, and the definition's snapshot (pg_dump
 // from a one-off container that reaches the database over the network), verify and neutralize.
 import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledApp } from '../../../../src/engine/apps/bundled-apps.js';
 import { buildAppImages } from '../../../../src/engine/apps/images/build-app-images.js';
 import type { BuiltImage } from '../../../../src/engine/apps/images/build-debian-image.js';
 import { dockerAvailable, testDockerApi } from '../../docker/support/docker-engine.js';
+import { smtpUri } from '../../../../src/engine/apps/smtp-uri.js';
 import { HandRun } from './support/run-by-hand.js';
 
 const tryton = bundledApp('tryton')!;
@@ -30,7 +34,20 @@ describe.runIf(dockerAvailable)('the tryton app on a real Docker engine', () => 
   const runId = randomBytes(5).toString('hex');
   // Generated per service by the driver later; here per run, with characters a shell would mangle.
   const secrets = { DB_PASSWORD: randomBytes(18).toString('base64url'), ADMIN_PASSWORD: `adm'in ${randomBytes(9).toString('hex')}` };
-  const run = new HandRun(api, tryton, runId, secrets);
+  // Stands for a copy's mail catcher: a login of its own, with characters a URI must encode.
+  const smtpLogin = { user: `copy+${runId}@catcher`, password: `p@ss:w+rd/${randomBytes(6).toString('hex')}` };
+  const caught: ParsedMail[] = [];
+  const smtp = new SMTPServer({
+    allowInsecureAuth: true, disabledCommands: ['STARTTLS'], logger: false,
+    onAuth(auth, _session, callback) {
+      if (auth.username === smtpLogin.user && auth.password === smtpLogin.password) callback(null, { user: auth.username });
+      else callback(new Error('Invalid username or password'));
+    },
+    onData(stream, _session, callback) {
+      simpleParser(stream).then((mail) => { caught.push(mail); callback(); }, callback);
+    },
+  });
+  let run: HandRun;
   let images: BuiltImage[];
   let base: string;
   let migrateOutput: string;
@@ -50,6 +67,11 @@ describe.runIf(dockerAvailable)('the tryton app on a real Docker engine', () => 
   beforeAll(async () => {
     // A first build on this machine takes minutes (debootstrap, apt); the cached one a second.
     images = await buildAppImages(api, tryton, () => undefined);
+    await new Promise<void>((resolve) => smtp.listen(0, '0.0.0.0', resolve));
+    const { port } = smtp.server.address() as AddressInfo;
+    run = new HandRun(api, tryton, runId, {
+      ...secrets, TEAMINFRA_SMTP_URI: smtpUri({ host: 'host.docker.internal', port, ...smtpLogin }),
+    });
     await run.createNetwork();
     const database = await run.start('database');
     await run.waitHealthy(database, 60_000);
@@ -64,7 +86,8 @@ describe.runIf(dockerAvailable)('the tryton app on a real Docker engine', () => 
   }, 20 * 60_000);
 
   afterAll(async () => {
-    await run.removeEverything();
+    await new Promise<void>((resolve) => smtp.close(() => resolve()));
+    await run?.removeEverything();
     await api.close();
   }, 120_000);
 
@@ -104,6 +127,23 @@ describe.runIf(dockerAvailable)('the tryton app on a real Docker engine', () => 
     const read = await rpc(base, '/tryton/', 'model.party.party.read', [[partyId], ['name'], {}], session);
     expect((read.body as { result: { name: string }[] }).result[0]!.name).toBe('Acme Hosting');
     expect(migrateOutput).not.toContain(secrets.ADMIN_PASSWORD);
+  });
+
+  it('sends a password reset asked by the admin to the SMTP relay it is given, logged in with the relay\'s own credentials', async () => {
+    const login = await rpc(base, '/tryton/', 'common.db.login', ['admin', { password: secrets.ADMIN_PASSWORD }, 'en']);
+    const [userId, key] = (login.body as { result: [number, string] }).result;
+    const session = Buffer.from(`admin:${userId}:${key}`).toString('base64');
+    const created = await rpc(base, '/tryton/', 'model.res.user.create', [[{ name: 'Ada', login: 'ada', email: 'ada@example.com' }], {}], session);
+    const [adaId] = (created.body as { result: number[] }).result;
+    const reset = await rpc(base, '/tryton/', 'model.res.user.reset_password', [[adaId], {}], session);
+    expect(reset.status, JSON.stringify(reset.body)).toBe(200);
+    const until = Date.now() + 30_000;
+    while (caught.length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(caught).toHaveLength(1);
+    expect(caught[0]!.to).toMatchObject({ text: 'ada@example.com' });
+    // Tryton 6.0 sends the reset as HTML only.
+    const words = String(caught[0]!.html).replace(/<[^>]+>/g, '').replace(/\s+/g, ' ');
+    expect(words).toContain('The password for your account, ada, has been reset.');
   });
 
   it('runs the snapshot, verify (refusing a damaged dump) and neutralize (scheduled jobs off) commands from one-off containers on the service\'s network', async () => {

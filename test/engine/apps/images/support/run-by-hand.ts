@@ -115,6 +115,8 @@ export class HandRun {
         Image: container.image, Env: renderEnvironment(container, this.values), Labels: this.labels, ...config,
         HostConfig: {
           NetworkMode: this.network,
+          // Where the machine's mail catcher (or a test's SMTP listener) is, as the driver does today.
+          ExtraHosts: ['host.docker.internal:host-gateway'],
           Mounts: [...container.volumes.map((mount) => ({ Type: 'volume', Source: this.volumeName(mount.volume), Target: mount.target, ReadOnly: mount.readOnly })),
             ...extraMounts.map((mount) => ({ Type: 'volume', Source: mount.volume, Target: mount.target }))],
           ...(portBindings ? { PortBindings: portBindings } : {}),
