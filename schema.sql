@@ -100,6 +100,16 @@ CREATE TABLE IF NOT EXISTS docker_services (
   updated_at    TEXT NOT NULL
 );
 
+-- App definitions the operator added (teaminfra admin add-app; src/engine/apps): the Compose
+-- file as given, parsed again whenever it is read, so what runs always follows the code's
+-- rules. The bundled ones (demo, tryton) ship as files and have no row. No team token writes here.
+CREATE TABLE IF NOT EXISTS app_definitions (
+  name        TEXT PRIMARY KEY,
+  source      TEXT NOT NULL,
+  created_at  TEXT NOT NULL,
+  updated_at  TEXT NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS api_tokens (
   id                 TEXT PRIMARY KEY,
   team_id            TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,

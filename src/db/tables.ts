@@ -40,6 +40,8 @@ export interface DockerServicesTable {
   service_id: string; volume: string; mail_username: string | null; mail_password: string | null; updated_at: string;
 }
 
+export interface AppDefinitionsTable { name: string; source: string; created_at: string; updated_at: string }
+
 export interface ApiTokensTable {
   id: string; team_id: string; name: string; token_hash: string; token_prefix: string;
   token_last_four: string; source: TokenSource; assistant_name: string | null;
@@ -152,6 +154,7 @@ export interface Database {
   erp_services: ErpServicesTable;
   docker_servers: DockerServersTable;
   docker_services: DockerServicesTable;
+  app_definitions: AppDefinitionsTable;
   api_tokens: ApiTokensTable;
   api_token_services: ApiTokenServicesTable;
   api_token_servers: ApiTokenServersTable;
