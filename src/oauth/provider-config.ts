@@ -116,8 +116,17 @@ export function providerConfiguration(
       introspection: { enabled: false },
       // No registration access tokens (RFC 7592 management is off): nothing to store or leak.
       registration: { enabled: true, issueRegistrationAccessToken: false } as NonNullable<Configuration['features']>['registration'],
-      // A client may revoke only its own tokens (the library checks, RFC 7009).
-      revocation: { enabled: true },
+      // A client may revoke only its own tokens (RFC 7009). Another client's token is left as it is:
+      // silently for a public client (the answer then says nothing about the token), with an error
+      // for one that authenticated. The library's default does the same, and asks to be replaced.
+      revocation: {
+        enabled: true,
+        allowedPolicy: (_ctx, client, token) => {
+          if (token.clientId === client.clientId) return true;
+          if (client.clientAuthMethod === 'none') return false;
+          throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
+        },
+      },
       deviceFlow: {
         enabled: true, charset: 'base-20', mask: '****-****',
         userCodeInputSource: userCodeInputPage, userCodeConfirmSource: userCodeConfirmPage, successSource: deviceSuccessPage,
