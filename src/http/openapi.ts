@@ -103,8 +103,9 @@ function operationOf(capability: Capability): JsonSchema {
       parameters.push({ name, in: 'query', required: required.has(name), schema, description: schema.description });
     }
   }
-  // Every action answered 202 queues an operation, and the queue honours the key (src/engine/requests/enqueue.ts).
-  if (capability.http.status === 202) parameters.push(ref('parameters', 'IdempotencyKey'));
+  // Every action answered 202 queues an operation, and the queue honours the key (src/engine/requests/enqueue.ts);
+  // request_decision keeps its own (src/decisions/asking.ts).
+  if (capability.http.status === 202 || capability.http.idempotencyKey) parameters.push(ref('parameters', 'IdempotencyKey'));
   const operation: JsonSchema = {
     operationId: capability.name,
     summary: capability.title,
@@ -204,7 +205,7 @@ function idempotencyKeyParameter(): JsonSchema {
   return {
     name: 'Idempotency-Key', in: 'header', required: false,
     description: 'A key of your choice (a UUID, say) that makes a retry safe: the same key with the same request returns ' +
-      'the operation the first one queued; the same key with another request is refused (409).',
+      'what the first one made (the operation it queued, the decision it asked); the same key with another request is refused (409).',
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
   };
 }

@@ -103,12 +103,13 @@ describe('GET /docs/api.json', () => {
     expect(document.paths['/api/backups/{backup_id}/download'].get.responses['416'].headers['Content-Range'].required).toBe(true);
   });
 
-  it('declares Idempotency-Key on the actions that queue an operation, and the body optional where no field of it is required', () => {
+  it('declares Idempotency-Key on the actions that queue an operation and on asking a decision, and the body optional where no field of it is required', () => {
     for (const capability of catalog) {
       const operation = document.paths[capability.http.path][capability.http.method.toLowerCase()];
       const refs = (operation.parameters as { $ref?: string }[]).map((parameter) => parameter.$ref);
-      expect(refs.includes('#/components/parameters/IdempotencyKey'), capability.name).toBe(capability.http.status === 202);
+      expect(refs.includes('#/components/parameters/IdempotencyKey'), capability.name).toBe(capability.http.status === 202 || capability.http.idempotencyKey === true);
     }
+    expect(document.paths['/api/decisions'].post.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
     expect(document.components.parameters.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false });
     expect(document.paths['/api/service-erp/{service_id}/start'].post.requestBody.required).toBe(false);
     expect(document.paths['/api/backups/{backup_id}/restore'].post.requestBody.required).toBe(false);

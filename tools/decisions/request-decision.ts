@@ -28,8 +28,8 @@ export default defineCapability({
       .describe(`Minutes until it expires unanswered, 1 to ${MAX_DECISION_MINUTES} (default ${DEFAULT_DECISION_MINUTES}: 24 hours).`),
   }),
   output: DecisionView,
-  http: { method: 'POST', path: '/api/decisions', status: 201 },
+  http: { method: 'POST', path: '/api/decisions', status: 201, idempotencyKey: true },
   hints: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  errors: ['validation_failed', 'not_found'],
+  errors: ['validation_failed', 'not_found', 'conflict'],
   run: async (input, context) => decisionView(await askDecision(context, input)),
 });

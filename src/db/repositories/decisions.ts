@@ -3,7 +3,7 @@
 // service it reaches (the same rule as for the service itself).
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Reach } from '../../core/principal.js';
-import type { Database, DecisionState, DecisionsTable } from '../tables.js';
+import type { Database, DecisionRequestsTable, DecisionState, DecisionsTable } from '../tables.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';
 import { serviceInListedReach } from './service-reach.js';
 
@@ -56,6 +56,16 @@ export async function countPendingDecisions(db: Kysely<Database>, teamId: string
 
 export async function insertDecision(db: Kysely<Database>, row: DecisionRow): Promise<void> {
   await db.insertInto('decisions').values(row).execute();
+}
+
+/** What an earlier request_decision with this token's Idempotency-Key asked, if any. */
+export async function findDecisionRequest(db: Kysely<Database>, tokenId: string, key: string) {
+  return db.selectFrom('decision_requests').select(['request_fingerprint', 'decision_id'])
+    .where('asked_by_token_id', '=', tokenId).where('idempotency_key', '=', key).executeTakeFirst();
+}
+
+export async function insertDecisionRequest(db: Kysely<Database>, row: DecisionRequestsTable): Promise<void> {
+  await db.insertInto('decision_requests').values(row).execute();
 }
 
 /**
