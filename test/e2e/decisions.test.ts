@@ -120,6 +120,22 @@ describe('decisions', () => {
     expect((await call('POST', '/api/decisions', otherToken.value, question, { 'Idempotency-Key': 'ask-42' })).body.id).not.toBe(first.body.id);
   });
 
+  it('reads a decision past its expiry as expired everywhere before the sweeper closes it (REST, lists, MCP)', async () => {
+    const asker = await makeToken(server.app, team.teamId, { permissions: ['decisions:request', 'decisions:read'] });
+    const asked = (await call('POST', '/api/decisions', asker.value, { question: 'Overdue?' })).body;
+    await server.app.db.kysely.updateTable('decisions').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', asked.id).execute();
+    expect((await server.app.db.kysely.selectFrom('decisions').select('state').where('id', '=', asked.id).executeTakeFirst())?.state).toBe('pending');
+
+    expect((await call('GET', `/api/decisions/${asked.id}`, asker.value)).body.state).toBe('expired');
+    const ids = async (state: string) => (await call('GET', `/api/decisions?state=${state}&limit=200`, asker.value)).body.data.map((entry: { id: string }) => entry.id);
+    expect(await ids('pending')).not.toContain(asked.id);
+    expect(await ids('expired')).toContain(asked.id);
+    const { client, close } = await connectHttp(server.baseUrl, asker.value);
+    const read = await client.callTool({ name: 'get_decision', arguments: { decision_id: asked.id } });
+    await close();
+    expect((read.structuredContent as { state: string }).state).toBe('expired');
+  });
+
   it('makes an MCP request_decision wait for the answer given through REST', async () => {
     const asker = await makeToken(server.app, team.teamId, { permissions: ['decisions:request'] });
     const answerer = await makeToken(server.app, team.teamId, { permissions: ['decisions:answer'] });
