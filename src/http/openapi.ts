@@ -5,12 +5,13 @@ import { PERMISSIONS } from '../auth/permissions.js';
 import type { Capability } from '../core/capability.js';
 import { ERROR_STATUS, type ErrorCode } from '../core/errors.js';
 import { envelopeSchema, EVENT_CATALOG } from '../webhooks/event-catalog.js';
+import { nullableAsAnyOf } from './nullable-as-any-of.js';
 
 type JsonSchema = Record<string, unknown>;
 
 export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
-  return rest;
+  return nullableAsAnyOf(rest) as JsonSchema;
 }
 
 /**
