@@ -282,6 +282,15 @@ CREATE INDEX IF NOT EXISTS decisions_team ON decisions (team_id, id);
 -- The sweeper's overdue pending decisions (every team); a team's pending ones (panel, overview count).
 CREATE INDEX IF NOT EXISTS decisions_pending ON decisions (state, expires_at);
 CREATE INDEX IF NOT EXISTS decisions_team_state ON decisions (team_id, state, expires_at);
+-- The Idempotency-Key a token sent with a decision it asked (POST /api/decisions), so that a
+-- retry with the same key and question returns that decision instead of asking a second one.
+CREATE TABLE IF NOT EXISTS decision_requests (
+  asked_by_token_id   TEXT NOT NULL REFERENCES api_tokens (id),
+  idempotency_key     TEXT NOT NULL,
+  request_fingerprint TEXT NOT NULL,
+  decision_id         TEXT NOT NULL REFERENCES decisions (id) ON DELETE CASCADE,
+  PRIMARY KEY (asked_by_token_id, idempotency_key)
+);
 
 -- The events outbox: written in the same transaction as the change that caused the event.
 CREATE TABLE IF NOT EXISTS events (

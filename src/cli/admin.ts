@@ -199,7 +199,9 @@ export async function runAdmin(args: string[], stdin: () => Promise<string>): Pr
   // Lenient here, only to find the database; the handler parses every option strictly.
   const common = parseArgs({ args: rest, options: COMMON_OPTIONS, strict: false, allowPositionals: true }).values;
   const location = dataLocationOf(common);
-  if (!location.database) secureDataDir(location.dataDir, { tighten: false });
+  // Tightened like serve does: an admin command can be the first to run on a directory an earlier
+  // version left group-readable, and it writes the database there.
+  if (!location.database) secureDataDir(location.dataDir, { tighten: true });
   const db = openDatabase(location.dataDir, location.database);
   const secrets = async () => {
     const box = new SecretBox(loadSecretsKeys(location.dataDir));

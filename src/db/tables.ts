@@ -73,6 +73,10 @@ export interface DecisionsTable {
   created_at: string; expires_at: string;
 }
 
+export interface DecisionRequestsTable {
+  asked_by_token_id: string; idempotency_key: string; request_fingerprint: string; decision_id: string;
+}
+
 export interface OperationTransitionsTable {
   id: string; operation_id: string; state: string; reason: string | null; at: string;
   token_id: string | null; channel: string | null;
@@ -160,6 +164,7 @@ export interface Database {
   api_token_servers: ApiTokenServersTable;
   operations: OperationsTable;
   decisions: DecisionsTable;
+  decision_requests: DecisionRequestsTable;
   operation_transitions: OperationTransitionsTable;
   backups: BackupsTable;
   caught_emails: CaughtEmailsTable;

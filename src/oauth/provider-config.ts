@@ -168,5 +168,15 @@ export function providerConfiguration(
       token_endpoint_auth_method: 'client_secret_basic', id_token_signed_response_alg: 'ES256',
     },
     renderError: async (ctx, out) => oauthErrorPage(ctx, out),
+    // sector_identifier_uri only serves pairwise subject identifiers, which we do not issue, and
+    // the library would fetch it itself, outside the guard our own fetches pass through (any
+    // host and port, loopback and 169.254.169.254 included, its timing telling open ports from
+    // closed): a client naming one, registered or from a metadata document, is refused unfetched.
+    // (The library's option; @types/oidc-provider does not declare it.)
+    ...({
+      sectorIdentifierUriValidate: () => {
+        throw new errors.InvalidClientMetadata('sector_identifier_uri is not supported: this server issues no pairwise subject identifiers');
+      },
+    } as Partial<Configuration>),
   };
 }

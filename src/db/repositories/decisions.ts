@@ -3,8 +3,9 @@
 // service it reaches (the same rule as for the service itself).
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Reach } from '../../core/principal.js';
-import type { Database, DecisionState, DecisionsTable } from '../tables.js';
+import type { Database, DecisionRequestsTable, DecisionState, DecisionsTable } from '../tables.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';
+import { nowIso } from '../ids.js';
 import { serviceInListedReach } from './service-reach.js';
 
 export type DecisionRow = DecisionsTable;
@@ -21,10 +22,13 @@ export async function findReachableDecision(db: Kysely<Database>, reach: Reach, 
   return db.selectFrom('decisions as d').selectAll('d').where(decisionReachable(reach)).where('d.id', '=', decisionId).executeTakeFirst();
 }
 
-export async function listReachableDecisions(db: Kysely<Database>, reach: Reach, page: PageRequest, state?: DecisionState) {
+export async function listReachableDecisions(db: Kysely<Database>, reach: Reach, page: PageRequest, state?: DecisionState, now = nowIso()) {
   const after = decodeCursor(page.cursor);
   let query = db.selectFrom('decisions as d').selectAll('d').where(decisionReachable(reach));
-  if (state) query = query.where('d.state', '=', state);
+  // The state as read (src/decisions/decision-state.ts): a pending decision past its expiry is expired.
+  if (state === 'pending') query = query.where('d.state', '=', 'pending').where('d.expires_at', '>', now);
+  else if (state === 'expired') query = query.where((eb) => eb.or([eb('d.state', '=', 'expired'), eb.and([eb('d.state', '=', 'pending'), eb('d.expires_at', '<=', now)])]));
+  else if (state) query = query.where('d.state', '=', state);
   if (after) query = query.where('d.id', '>', after);
   return query.orderBy('d.id').limit(page.limit + 1).execute();
 }
@@ -56,6 +60,16 @@ export async function countPendingDecisions(db: Kysely<Database>, teamId: string
 
 export async function insertDecision(db: Kysely<Database>, row: DecisionRow): Promise<void> {
   await db.insertInto('decisions').values(row).execute();
+}
+
+/** What an earlier request_decision with this token's Idempotency-Key asked, if any. */
+export async function findDecisionRequest(db: Kysely<Database>, tokenId: string, key: string) {
+  return db.selectFrom('decision_requests').select(['request_fingerprint', 'decision_id'])
+    .where('asked_by_token_id', '=', tokenId).where('idempotency_key', '=', key).executeTakeFirst();
+}
+
+export async function insertDecisionRequest(db: Kysely<Database>, row: DecisionRequestsTable): Promise<void> {
+  await db.insertInto('decision_requests').values(row).execute();
 }
 
 /**
