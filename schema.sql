@@ -105,6 +105,16 @@ CREATE TABLE IF NOT EXISTS docker_services (
   updated_at    TEXT NOT NULL
 );
 
+-- App definitions the operator added (teaminfra admin add-app; src/engine/apps): the Compose
+-- file as given, parsed again whenever it is read, so what runs always follows the code's
+-- rules. The bundled ones (demo, tryton) ship as files and have no row. No team token writes here.
+CREATE TABLE IF NOT EXISTS app_definitions (
+  name        TEXT PRIMARY KEY,
+  source      TEXT NOT NULL,
+  created_at  TEXT NOT NULL,
+  updated_at  TEXT NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS api_tokens (
   id                 TEXT PRIMARY KEY,
   team_id            TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
@@ -285,6 +295,15 @@ CREATE INDEX IF NOT EXISTS decisions_team_state ON decisions (team_id, state, ex
 -- the services it reaches, each a range in id order (src/db/repositories/reach-ranges.ts).
 CREATE INDEX IF NOT EXISTS decisions_asker ON decisions (team_id, asked_by_token_id, id);
 CREATE INDEX IF NOT EXISTS decisions_team_service ON decisions (team_id, service_id, id);
+-- The Idempotency-Key a token sent with a decision it asked (POST /api/decisions), so that a
+-- retry with the same key and question returns that decision instead of asking a second one.
+CREATE TABLE IF NOT EXISTS decision_requests (
+  asked_by_token_id   TEXT NOT NULL REFERENCES api_tokens (id),
+  idempotency_key     TEXT NOT NULL,
+  request_fingerprint TEXT NOT NULL,
+  decision_id         TEXT NOT NULL REFERENCES decisions (id) ON DELETE CASCADE,
+  PRIMARY KEY (asked_by_token_id, idempotency_key)
+);
 
 -- The events outbox: written in the same transaction as the change that caused the event.
 CREATE TABLE IF NOT EXISTS events (

@@ -14,13 +14,15 @@ const postgresUrl = process.env.TEAMINFRA_TEST_DATABASE_URL;
 const ON_BOTH = ['test/db/**/*.test.ts', 'test/e2e/**/*.test.ts'];
 // ...except these, which are about SQLite itself: its native addon, and `serve`
 // processes over a data directory whose SQLite file the suite reads (restart, crashes, several
-// processes on one file). test/e2e/postgres-* and nodes-* are their PostgreSQL counterparts.
+// processes on one file), and the MCP conformance run, which is about the protocol, not the
+// engine. test/e2e/postgres-* and nodes-* are their PostgreSQL counterparts.
 const SQLITE_ONLY = [
   'test/db/sqlite-addon.test.ts',
   'test/e2e/approvals-serve.test.ts',
   'test/e2e/decisions-loop.test.ts',
   'test/e2e/engine-crash.test.ts',
   'test/e2e/engine-shared-queue.test.ts',
+  'test/e2e/mcp-conformance.test.ts',
   'test/e2e/restart.test.ts',
   'test/e2e/webhooks-serve.test.ts',
 ];

@@ -1,4 +1,4 @@
-// package.json promises Node >= 20.19 (22 and 24 too). npm warns (EBADENGINE) at install time for
+// package.json promises Node >= 22 (22 and 24 LTS). npm warns (EBADENGINE) at install time for
 // every installed package whose declared engines exclude the running Node, so what the lockfile
 // installs (`npm ci`) must only be packages that declare all of them. Optional packages for other
 // platforms (wasm bindings) are in the lockfile but never installed here, so never checked.
@@ -8,11 +8,12 @@ import semver from 'semver';
 import { describe, expect, it } from 'vitest';
 import { packageRoot } from '../src/package-root.js';
 
-// The first release of each supported line that runs ES modules from require() unflagged, which
-// is where our toolchain's own ranges begin (vite/rolldown: "^20.19.0 || >=22.12.0").
-const SUPPORTED_NODES = ['20.19.0', '22.12.0', '24.0.0'];
+// What runs teaminfra (the dependencies) supports every Node that engines allows, from 22.0.0.
+// The test toolchain (vite/rolldown: "^20.19.0 || >=22.12.0") starts at 22.12, the first 22
+// that runs ES modules from require() unflagged: development and CI need that 22 or 24.
+const SUPPORTED_NODES = { runtime: ['22.0.0', '24.0.0'], development: ['22.12.0', '24.0.0'] };
 
-interface LockedPackage { version?: string; engines?: { node?: string } | string[] }
+interface LockedPackage { version?: string; dev?: boolean; engines?: { node?: string } | string[] }
 
 describe('package-lock.json', () => {
   it('installs no package whose engines exclude a supported Node', () => {
@@ -21,7 +22,8 @@ describe('package-lock.json', () => {
     for (const [path, locked] of Object.entries(lock.packages)) {
       const range = Array.isArray(locked.engines) ? undefined : locked.engines?.node;
       if (path === '' || range === undefined || !existsSync(join(packageRoot, path))) continue;
-      for (const node of SUPPORTED_NODES.filter((version) => !semver.satisfies(version, range))) {
+      const nodes = locked.dev ? SUPPORTED_NODES.development : SUPPORTED_NODES.runtime;
+      for (const node of nodes.filter((version) => !semver.satisfies(version, range))) {
         refusals.push(`${path.replace(/^.*node_modules\//, '')}@${locked.version} requires node ${range} (not ${node})`);
       }
     }

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { serviceUrl } from '../src/engine/service-url.js';
 import type { DecisionRow } from '../src/db/repositories/decisions.js';
 import type { BackupView, DecisionView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
+import { decisionStateAt } from '../src/decisions/decision-state.js';
 
 type ServiceRow = {
   id: string; name: string; server_id: string; parent_id: string | null; state: z.infer<typeof ServiceView>['state'];
@@ -60,7 +61,7 @@ export function emailView(row: EmailRow): z.infer<typeof EmailView> {
 
 export function decisionView(row: DecisionRow): z.infer<typeof DecisionView> {
   return {
-    id: row.id, state: row.state, question: row.question, context: row.context,
+    id: row.id, state: decisionStateAt(row), question: row.question, context: row.context,
     options: row.options === null ? null : (JSON.parse(row.options) as string[]), answer: row.answer,
     service_id: row.service_id, operation_id: row.operation_id,
     asked_by: { token_id: row.asked_by_token_id, channel: row.asked_channel },

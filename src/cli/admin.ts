@@ -18,6 +18,7 @@ import { backupCount, COMMON_OPTIONS, dataLocationOf, listOption, parseOptions, 
 import { secureDataDir } from './secure-data-dir.js';
 import { UsageError } from './usage.js';
 import { createDockerServer, DOCKER_COMMANDS } from './docker-commands.js';
+import { APP_COMMANDS } from './app-commands.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
 import { webhookConfigFromEnv } from '../webhooks/config.js';
 import { WebhookRefusal } from '../webhooks/url-safety.js';
@@ -33,6 +34,7 @@ type Handler = (db: Kysely<Database>, args: string[], stdin: () => Promise<strin
 
 const COMMANDS: Record<string, Handler> = {
   ...DOCKER_COMMANDS,
+  ...APP_COMMANDS,
   'create-team': async (db, args) => {
     const values = parseOptions(args, { name: { type: 'string' }, plan: { type: 'string' }, timezone: { type: 'string' } }, 'create-team');
     const plan = oneOf(values.plan ?? 'starter', PLANS, 'plan');
@@ -197,7 +199,9 @@ export async function runAdmin(args: string[], stdin: () => Promise<string>): Pr
   // Lenient here, only to find the database; the handler parses every option strictly.
   const common = parseArgs({ args: rest, options: COMMON_OPTIONS, strict: false, allowPositionals: true }).values;
   const location = dataLocationOf(common);
-  if (!location.database) secureDataDir(location.dataDir, { tighten: false });
+  // Tightened like serve does: an admin command can be the first to run on a directory an earlier
+  // version left group-readable, and it writes the database there.
+  if (!location.database) secureDataDir(location.dataDir, { tighten: true });
   const db = openDatabase(location.dataDir, location.database);
   const secrets = async () => {
     const box = new SecretBox(loadSecretsKeys(location.dataDir));

@@ -1,7 +1,7 @@
 // The data directory holds the database (signing keys, password hashes), the secrets key,
 // customers' backups and caught emails with password-reset links: it is the running user's
 // alone. Commands refuse a directory other users can write (they could have replaced any of
-// it), create it owner-only, and `serve` tightens what an earlier version left readable.
+// it), create it owner-only, and `serve` and `admin` tighten what an earlier version left readable.
 // Parent directories are not checked: a world-writable one such as /tmp has the sticky bit.
 import { chmodSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';

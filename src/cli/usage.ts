@@ -19,6 +19,9 @@ export const USAGE = `Usage:
   teaminfra admin build-erp-image [--docker-host URL]
   teaminfra admin set-server-image  --server ID --image IMAGE
   teaminfra admin set-server-limits --server ID [--memory-mb N|default] [--cpus N|default]
+  teaminfra admin add-app       --file app.yml [--name N] [--replace]   an app definition (a Compose file)
+  teaminfra admin list-apps                                      the bundled apps and the added ones
+  teaminfra admin build-app-images --app NAME [--docker-host URL]  builds the app's images offline
 
 Every command above takes --data-dir DIR (default ./data) and --database-url URL (or DATABASE_URL).
 Each admin command prints one JSON object.

@@ -32,6 +32,11 @@ export interface HttpBinding {
   /** OpenAPI-style path; every {param} must be a field of the input. */
   path: string;
   status: number;
+  /**
+   * A POST that honours Idempotency-Key (a retry with the same key and body answers what the first
+   * one made); every 202 action does, through the operations queue.
+   */
+  idempotencyKey?: boolean;
   /** For download capabilities: the media type(s) of the file REST answers with. */
   produces?: string | readonly string[];
 }

@@ -1,26 +1,27 @@
-// better-sqlite3 is a native addon, compiled for one Node.js ABI when the checkout is installed.
-// Started by another Node.js (an MCP client's own, a version manager's other default), loading it
-// fails with Node's several-line NODE_MODULE_VERSION message, which names neither the package nor
-// what to run. The addon is loaded on the first `new SQLite(...)`, so this is where that failure
-// is turned into one sentence saying what to run, with both versions.
+// better-sqlite3 13 is a Node-API addon shipped prebuilt for each platform: the one build loads on
+// every Node.js from 22 on, and nothing is compiled at install. On an older Node.js it does not
+// fail to load with an error: the process crashes (a segmentation fault on Node 20). An MCP
+// client may start teaminfra with its own Node.js, or a version manager with another default, so
+// the running Node.js is checked here, before the first `new SQLite(...)` loads the addon, and a
+// failure to load it for another reason (a damaged or foreign install) becomes one sentence too.
 import SQLite from 'better-sqlite3';
 import { packageRoot } from '../package-root.js';
 
-/** Node.js major versions by NODE_MODULE_VERSION (node/doc/abi_version_registry.json). */
-const NODE_OF_ABI: Readonly<Record<string, string>> = {
-  '108': '18', '111': '19', '115': '20', '120': '21', '127': '22', '131': '23', '137': '24',
-};
+/** The oldest Node.js major the SQLite driver runs on (package.json's engines say the same). */
+export const OLDEST_NODE_MAJOR = 22;
 
 export interface Runtime {
   version: string;
-  abi: string;
   execPath: string;
 }
 
-const THIS_RUNTIME: Runtime = { version: process.version, abi: process.versions.modules, execPath: process.execPath };
+// process.versions.node, not process.version: tests play an older Node.js by replacing it.
+const THIS_RUNTIME: Runtime = { version: `v${process.versions.node}`, execPath: process.execPath };
 
-/** Opens a SQLite database file, explaining a native addon built for another Node.js. */
+/** Opens a SQLite database file, refusing a Node.js the driver crashes on and explaining an addon that cannot load. */
 export function openSqliteFile(path: string): SQLite.Database {
+  const refusal = runtimeRefusal();
+  if (refusal !== undefined) throw new Error(refusal);
   try {
     return new SQLite(path);
   } catch (error) {
@@ -30,17 +31,18 @@ export function openSqliteFile(path: string): SQLite.Database {
   }
 }
 
+/** One sentence refusing a Node.js older than the driver supports (undefined when it is not). */
+export function runtimeRefusal(runtime: Runtime = THIS_RUNTIME): string | undefined {
+  if (Number(runtime.version.replace(/^v/, '').split('.')[0]) >= OLDEST_NODE_MAJOR) return undefined;
+  return `teaminfra needs Node.js ${OLDEST_NODE_MAJOR} or newer (its SQLite driver, better-sqlite3, crashes on older ones) ` +
+    `but was started by Node.js ${runtime.version} (${runtime.execPath}): start it with Node.js 24 or 22 ` +
+    '(for example installed with `npm install -g node@24`).';
+}
+
 /** One sentence for a failure to load the addon (undefined for any other error). */
 export function addonLoadFailure(error: unknown, runtime: Runtime = THIS_RUNTIME, checkout = packageRoot): string | undefined {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   if (code !== 'ERR_DLOPEN_FAILED' || typeof message !== 'string') return undefined;
-  const rebuild = `run "npm rebuild better-sqlite3" in ${checkout} with the Node.js that starts teaminfra (${runtime.execPath})`;
-  const built = /compiled against a different Node\.js version using\s+NODE_MODULE_VERSION (\d+)/.exec(message)?.[1];
-  if (built === undefined) {
-    return `The SQLite driver (better-sqlite3) cannot be loaded by Node.js ${runtime.version} ` +
-      `(${message.split('\n')[0]}): ${rebuild}.`;
-  }
-  const builtFor = NODE_OF_ABI[built] ? `Node.js ${NODE_OF_ABI[built]} (NODE_MODULE_VERSION ${built})` : `NODE_MODULE_VERSION ${built}`;
-  return `The SQLite driver (better-sqlite3) was built for ${builtFor} but teaminfra runs on Node.js ${runtime.version} ` +
-    `(NODE_MODULE_VERSION ${runtime.abi}): ${rebuild}, or start teaminfra with the Node.js it was built for.`;
+  return `The SQLite driver (better-sqlite3) cannot be loaded by Node.js ${runtime.version} (${message.split('\n')[0]}): ` +
+    `run "npm ci" in ${checkout} with the Node.js that starts teaminfra (${runtime.execPath}).`;
 }

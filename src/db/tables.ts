@@ -40,6 +40,8 @@ export interface DockerServicesTable {
   service_id: string; volume: string; mail_username: string | null; mail_password: string | null; updated_at: string;
 }
 
+export interface AppDefinitionsTable { name: string; source: string; created_at: string; updated_at: string }
+
 export interface ApiTokensTable {
   id: string; team_id: string; name: string; token_hash: string; token_prefix: string;
   token_last_four: string; source: TokenSource; assistant_name: string | null;
@@ -69,6 +71,10 @@ export interface DecisionsTable {
   state: DecisionState; answer: string | null; answered_by_type: 'member' | 'token' | null;
   answered_by_id: string | null; answered_channel: string | null; answered_at: string | null;
   created_at: string; expires_at: string;
+}
+
+export interface DecisionRequestsTable {
+  asked_by_token_id: string; idempotency_key: string; request_fingerprint: string; decision_id: string;
 }
 
 export interface OperationTransitionsTable {
@@ -152,11 +158,13 @@ export interface Database {
   erp_services: ErpServicesTable;
   docker_servers: DockerServersTable;
   docker_services: DockerServicesTable;
+  app_definitions: AppDefinitionsTable;
   api_tokens: ApiTokensTable;
   api_token_services: ApiTokenServicesTable;
   api_token_servers: ApiTokenServersTable;
   operations: OperationsTable;
   decisions: DecisionsTable;
+  decision_requests: DecisionRequestsTable;
   operation_transitions: OperationTransitionsTable;
   backups: BackupsTable;
   caught_emails: CaughtEmailsTable;

@@ -1,7 +1,10 @@
 // A token asks the team a question (request_decision): the decision row and decision.needed,
-// written together. The service it is about, if any, was checked as reachable by invoke().
+// written together. The service it is about, if any, was checked as reachable by invoke(). With
+// an Idempotency-Key, a retry of the same question returns the decision the first one asked
+// (and announces nothing again); the same key with another question is refused, as for actions.
 import type { CapabilityContext } from '../core/capability.js';
-import { insertDecision, type DecisionRow } from '../db/repositories/decisions.js';
+import { findDecision, findDecisionRequest, insertDecision, insertDecisionRequest, type DecisionRow } from '../db/repositories/decisions.js';
+import { idempotencyFingerprint, keyUsedForAnotherRequest } from '../engine/requests/enqueue.js';
 import { newId, nowIso } from '../db/ids.js';
 import { inWriteTransaction } from '../engine/write-transaction.js';
 import { writeDecisionEvent } from './decision-events.js';
@@ -30,15 +33,29 @@ export function pendingDecision(asked: {
   };
 }
 
-export async function askDecision(context: Pick<CapabilityContext, 'db' | 'actor' | 'caller' | 'reach'>, question: DecisionQuestion): Promise<DecisionRow> {
+export async function askDecision(
+  context: Pick<CapabilityContext, 'db' | 'actor' | 'caller' | 'reach' | 'idempotencyKey'>, question: DecisionQuestion,
+): Promise<DecisionRow> {
+  const key = context.idempotencyKey;
+  const fingerprint = idempotencyFingerprint(key, 'request_decision', question);
+  const tokenId = context.actor.tokenId;
   const at = nowIso();
   const decision = pendingDecision({
-    teamId: context.reach.teamId, tokenId: context.actor.tokenId, channel: context.actor.channel, at,
+    teamId: context.reach.teamId, tokenId, channel: context.actor.channel, at,
     expiresInMs: (question.expires_in_minutes ?? DEFAULT_DECISION_MINUTES) * 60_000,
   }, question);
-  await inWriteTransaction(context.db.kysely, async (trx) => {
+  return inWriteTransaction(context.db.kysely, async (trx) => {
+    if (key !== undefined && fingerprint !== null) {
+      const earlier = await findDecisionRequest(trx, tokenId, key);
+      if (earlier && earlier.request_fingerprint !== fingerprint) throw keyUsedForAnotherRequest();
+      const asked = earlier && await findDecision(trx, earlier.decision_id);
+      if (asked) return asked;
+    }
     await insertDecision(trx, decision);
+    if (key !== undefined && fingerprint !== null) {
+      await insertDecisionRequest(trx, { asked_by_token_id: tokenId, idempotency_key: key, request_fingerprint: fingerprint, decision_id: decision.id });
+    }
     await writeDecisionEvent(trx, 'decision.needed', decision, at, { askedByName: context.caller.tokenName });
+    return decision;
   });
-  return decision;
 }

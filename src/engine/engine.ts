@@ -96,7 +96,7 @@ export interface Engine {
 export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<EngineConfig> = {}, onError = logEngineError): Engine {
   const config = { ...DEFAULT_ENGINE_CONFIG, ...overrides };
   const local = new LocalDriver({
-    dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
+    dataDir: db.dataDir, secrets, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
     takenPorts: () => takenPorts(db.kysely), copyMailRelay: config.copyMailRelay,
   });
   const engines = new EngineRegistry(config.engineCallTimeoutMs);

@@ -1,6 +1,7 @@
 // The bytes of an offered file, on whichever node serves the download: a file of this node, a
 // backup kept on a Docker engine (fetched once into this node's data directory and checked
 // against its SHA-256: backup-store.ts), or a caught email's raw message, kept in the database.
+// A file of this node is checked against its recorded size and SHA-256 first (file-integrity.ts).
 // Resolved when the file is served, not when a download link is made, so that a link made
 // through one node works through any other.
 import { existsSync } from 'node:fs';
@@ -10,6 +11,7 @@ import type { Db } from '../db/connect.js';
 import { rawMessageOf } from '../db/repositories/caught-emails.js';
 import { isEngineBackupPath } from '../engine/docker/engine-backup-path.js';
 import { DriverError } from '../engine/driver.js';
+import { assertIntact } from './file-integrity.js';
 
 export type FileContents = { path: string } | { bytes: Buffer };
 
@@ -36,5 +38,6 @@ export async function contentsOf(db: Db, file: FileSource): Promise<FileContents
     }
   }
   if (!existsSync(file.path)) throw new AppError('conflict', `${file.filename} is no longer on the server.`);
+  await assertIntact(file.path, file);
   return { path: file.path };
 }

@@ -5,12 +5,13 @@ import { PERMISSIONS } from '../auth/permissions.js';
 import type { Capability } from '../core/capability.js';
 import { ERROR_STATUS, type ErrorCode } from '../core/errors.js';
 import { envelopeSchema, EVENT_CATALOG } from '../webhooks/event-catalog.js';
+import { nullableAsAnyOf } from './nullable-as-any-of.js';
 
 type JsonSchema = Record<string, unknown>;
 
 export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
-  return rest;
+  return nullableAsAnyOf(rest) as JsonSchema;
 }
 
 /**
@@ -20,6 +21,8 @@ export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSch
  */
 const ALWAYS: readonly ErrorCode[] = [
   'invalid_token', 'channel_not_accepted', 'plan_excludes_api', 'rate_limited', 'validation_failed', 'internal',
+  // Node's HTTP parser, before any route (framework-refusals.ts): a request too slow to arrive, headers too large.
+  'request_timeout', 'headers_too_large',
 ];
 
 const ERROR_DESCRIPTIONS: Partial<Record<number, string>> = {
@@ -28,10 +31,13 @@ const ERROR_DESCRIPTIONS: Partial<Record<number, string>> = {
   403: 'The token is not allowed to make the request (permission, channel, plan, or creation limit).',
   404: 'Not found, or outside what the token reaches.',
   406: 'The Accept header excludes JSON.',
+  408: 'The request took too long to arrive; nothing of it was done.',
   409: 'The target is busy with another operation.',
   413: 'The request body is larger than 64 KiB.',
+  414: 'A path parameter is longer than 100 characters.',
   415: 'The request body is not JSON (Content-Type: application/json).',
   429: 'Rate limit reached; see Retry-After.',
+  431: 'The request headers are larger than the server accepts (16 KiB).',
   500: 'Our fault: a generic sentence; the cause is in the server log only.',
 };
 
@@ -39,6 +45,9 @@ const ref = (kind: 'headers' | 'parameters' | 'schemas', name: string) => ({ $re
 
 /** The rate-limit headers (draft-ietf-httpapi-ratelimit-headers): on every answer past the limiter. */
 const RATE_LIMIT_HEADERS = { RateLimit: ref('headers', 'RateLimit'), 'RateLimit-Policy': ref('headers', 'RateLimit-Policy') };
+
+/** Statuses answered before the rate limiter counts the request, so without its headers. */
+const REFUSED_BEFORE_LIMITER = new Set([406, 408, 413, 414, 415, 431]);
 
 /** Headers some error statuses always carry. */
 const ERROR_HEADERS: Partial<Record<number, JsonSchema>> = {
@@ -66,7 +75,8 @@ export function buildOpenApiDocument(catalog: readonly Capability[]): JsonSchema
     servers: [{ url: '/' }],
     security: [{ bearerAuth: [] }],
     tags: [
-      { name: 'ERP services' }, { name: 'Servers' }, { name: 'Backups' }, { name: 'Mail catcher' }, { name: 'Operations' }, { name: 'Token' },
+      { name: 'ERP services' }, { name: 'Servers' }, { name: 'Backups' }, { name: 'Mail catcher' }, { name: 'Operations' },
+      { name: 'Decisions' }, { name: 'Token' },
     ],
     paths,
     webhooks: webhooksOf(),
@@ -94,8 +104,9 @@ function operationOf(capability: Capability): JsonSchema {
       parameters.push({ name, in: 'query', required: required.has(name), schema, description: schema.description });
     }
   }
-  // Every action answered 202 queues an operation, and the queue honours the key (src/engine/requests/enqueue.ts).
-  if (capability.http.status === 202) parameters.push(ref('parameters', 'IdempotencyKey'));
+  // Every action answered 202 queues an operation, and the queue honours the key (src/engine/requests/enqueue.ts);
+  // request_decision keeps its own (src/decisions/asking.ts).
+  if (capability.http.status === 202 || capability.http.idempotencyKey) parameters.push(ref('parameters', 'IdempotencyKey'));
   const operation: JsonSchema = {
     operationId: capability.name,
     summary: capability.title,
@@ -142,6 +153,8 @@ function responsesOf(capability: Capability): JsonSchema {
   if ((capability.permission !== null && !capability.readableByRequester) || capability.creates) codes.add('missing_permission');
   // A download answers with the file's own type whatever Accept says; everything else is JSON.
   if (!capability.download) codes.add('not_acceptable');
+  // The router refuses an over-long path parameter before choosing the route (framework-refusals.ts).
+  if (capability.http.path.includes('{')) codes.add('uri_too_long');
   // Fastify reads a body on every method but GET (and HEAD).
   if (capability.http.method !== 'GET') {
     codes.add('payload_too_large');
@@ -151,7 +164,7 @@ function responsesOf(capability: Capability): JsonSchema {
   for (const status of statuses) {
     responses[String(status)] = {
       description: ERROR_DESCRIPTIONS[status] ?? 'Error.',
-      headers: { ...RATE_LIMIT_HEADERS, ...ERROR_HEADERS[status] },
+      headers: { ...(REFUSED_BEFORE_LIMITER.has(status) ? {} : RATE_LIMIT_HEADERS), ...ERROR_HEADERS[status] },
       content: { 'application/problem+json': { schema: ref('schemas', 'Problem') } },
     };
   }
@@ -193,7 +206,7 @@ function idempotencyKeyParameter(): JsonSchema {
   return {
     name: 'Idempotency-Key', in: 'header', required: false,
     description: 'A key of your choice (a UUID, say) that makes a retry safe: the same key with the same request returns ' +
-      'the operation the first one queued; the same key with another request is refused (409).',
+      'what the first one made (the operation it queued, the decision it asked); the same key with another request is refused (409).',
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
   };
 }
@@ -204,7 +217,7 @@ function sharedHeaders(): JsonSchema {
     RateLimit: {
       description: 'What is left of the token\'s budget in this window: `"per-token";r=<remaining>;t=<seconds to reset>` ' +
         '(draft-ietf-httpapi-ratelimit-headers). Sent on every answer but those refused before the limiter counts the ' +
-        'request (406, 413, 415, a body that is not JSON).',
+        'request (406, 408, 413, 414, 415, 431, a body that is not JSON).',
       schema: { type: 'string' },
     },
     'RateLimit-Policy': {
@@ -225,8 +238,10 @@ function tagOf(capability: Capability): string {
   const segment = capability.http.path.split('/')[2] ?? '';
   if (capability.target.kind === 'backup' || capability.http.path.includes('backups')) return 'Backups';
   if (capability.permission === 'mailcatcher:read') return 'Mail catcher';
-  return ({ 'service-erp': 'ERP services', servers: 'Servers', operations: 'Operations', token: 'Token' } as Record<string, string>)[segment]
-    ?? 'Other';
+  const tag = ({ 'service-erp': 'ERP services', servers: 'Servers', operations: 'Operations', decisions: 'Decisions', token: 'Token' } as Record<string, string>)[segment];
+  // A tag the document's list lacks is an error to OpenAPI tools (Redocly, Spectral): a new path segment needs its tag here.
+  if (!tag) throw new Error(`No OpenAPI tag for ${capability.http.path}: add one to tagOf() and to the document's tags.`);
+  return tag;
 }
 
 /** Every event a webhook can receive, as OpenAPI 3.1 `webhooks`, with the signing headers. */

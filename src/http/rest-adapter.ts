@@ -22,13 +22,18 @@ export function registerRestRoutes(
   deps: CoreDeps,
   limiter: RateLimiter,
 ): void {
-  for (const capability of catalog) {
-    server.route({
-      method: capability.http.method,
-      url: toFastifyPath(capability.http.path),
-      handler: (request, reply) => handle(capability, request, reply, deps, limiter),
-    });
-  }
+  void server.register(async (scope) => {
+    // JSON only: Fastify's default text/plain parser would hand a string to the route, answered
+    // 400; without it any body that is not JSON is refused 415, as the README promises.
+    scope.removeContentTypeParser('text/plain');
+    for (const capability of catalog) {
+      scope.route({
+        method: capability.http.method,
+        url: toFastifyPath(capability.http.path),
+        handler: (request, reply) => handle(capability, request, reply, deps, limiter),
+      });
+    }
+  });
   registerDownloadLinks(server, deps);
 }
 

@@ -6,6 +6,7 @@
 import { findDecision } from '../db/repositories/decisions.js';
 import type { Db } from '../db/connect.js';
 import { decisionView } from '../../tools/views.js';
+import { decisionStateAt } from '../decisions/decision-state.js';
 import type { WaitOptions } from './await-operation.js';
 
 export function isPendingDecision(output: unknown): output is { id: string; state: string } {
@@ -24,8 +25,9 @@ export async function awaitDecision(db: Db, decision: { id: string; state: strin
     const row = await findDecision(db.kysely, decision.id);
     if (!row) break;
     latest = decisionView(row) as unknown as Record<string, unknown>;
-    if (row.state !== 'pending') {
-      await options.onChange?.(row.state, ++step, latest);
+    const state = decisionStateAt(row);
+    if (state !== 'pending') {
+      await options.onChange?.(state, ++step, latest);
       break;
     }
     if (Date.now() - lastHeard >= options.heartbeatMs) {

@@ -31,6 +31,7 @@ import { openSessionId, sessionBelongsTo } from './session-binding.js';
 import { buildToolCatalog, type ToolCatalog } from './tool-definitions.js';
 import { isInitialize, rpcBodyOf, sendRpcError, wantsProgress } from './json-rpc.js';
 import { JsonResponseTransport } from './json-response-transport.js';
+import { echoableIdOf } from './rpc-errors.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -109,8 +110,9 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   }
   const body = rpcBodyOf(request);
   if ('status' in body) return sendRpcError(reply, body);
+  const id = echoableIdOf(body.parsed);
   const mismatch = headerMismatch(routingOf(request.headers), body.messages);
-  if (mismatch) return sendRpcError(reply, mismatch);
+  if (mismatch) return sendRpcError(reply, { ...mismatch, id });
   const bearer = bearerFrom(request.headers.authorization) as string; // guard() admitted it
   const principal = gate.admitted.get(request) as Principal;
   const { tokenId } = principal;
@@ -131,7 +133,7 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
     return;
   }
   const route = eraRouteOf(request.headers, body);
-  if (route.kind === 'reject') return sendRpcError(reply, { status: route.httpStatus, code: route.code, message: route.message });
+  if (route.kind === 'reject') return sendRpcError(reply, { status: route.httpStatus, code: route.code, message: route.message, data: route.data, id });
   reply.hijack();
   const res = reply.raw;
   // Hijacked: the headers already set on the reply (the rate limit's) no longer reach the client

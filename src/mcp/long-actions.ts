@@ -51,6 +51,11 @@ export async function answerLongAction(capability: Capability, output: unknown, 
 
 function followsTasks({ era, request, ctx }: LongActionContext): boolean {
   if (era === 'legacy') return (request.params as { task?: unknown }).task !== undefined;
+  return declaresTasks(ctx);
+}
+
+/** Whether a 2026-07-28 request declares the tasks extension in its own capabilities. */
+export function declaresTasks(ctx: ServerContext): boolean {
   const envelope = ctx.mcpReq.envelope as Record<string, { extensions?: Record<string, unknown> } | undefined> | undefined;
   const declared = envelope?.[CLIENT_CAPABILITIES_META_KEY];
   return declared?.extensions?.[TASKS_EXTENSION] !== undefined;

@@ -42,9 +42,13 @@ const CAPABILITIES: Record<ProtocolEra, ServerCapabilities> = {
 
 /** A Server whose every transport gets the request screen (request-screen.ts) between it and the handlers. */
 class ScreenedServer extends Server {
+  constructor(info: ConstructorParameters<typeof Server>[0], options: ConstructorParameters<typeof Server>[1], private readonly era: ProtocolEra) {
+    super(info, options);
+  }
+
   override async connect(transport: Transport): Promise<void> {
     await super.connect(transport);
-    screenRequests(transport);
+    screenRequests(transport, this.era);
   }
 }
 
@@ -68,6 +72,7 @@ export function createMcpServer(tools: ToolCatalog, deps: CoreDeps, bearer: stri
   const server = new ScreenedServer(
     { name: 'teaminfra', title: 'teaminfra', version: VERSION },
     { capabilities: CAPABILITIES[era], instructions: INSTRUCTIONS, jsonSchemaValidator: sharedValidator },
+    era,
   );
 
   server.setRequestHandler('tools/list', async (): Promise<ListToolsResult> => {

@@ -1,7 +1,9 @@
 // Checks the params of each request the MCP server answers before the SDK sees it. The SDK
 // parses params with its own schemas and, when they do not fit, answers -32602 with zod's raw
 // issue list as the message. Here a malformed request gets -32602 Invalid params with a
-// sentence naming each wrong field, and never reaches a handler.
+// sentence naming each wrong field, and never reaches a handler. On 2026-07-28 initialize does
+// not exist: the SDK answers it as a removed method (404, -32601), so it is not screened there.
+import type { ProtocolEra } from './long-actions.js';
 import {
   isJSONRPCRequest, ProtocolErrorCode, specTypeSchemas, type JSONRPCErrorResponse, type JSONRPCRequest, type Transport,
 } from '@modelcontextprotocol/server';
@@ -25,10 +27,10 @@ interface Issue {
 }
 
 /** Puts the check between the transport and the server; call after `server.connect(transport)`. */
-export function screenRequests(transport: Transport): void {
+export function screenRequests(transport: Transport, era: ProtocolEra): void {
   const deliver = transport.onmessage;
   transport.onmessage = (message, extra) => {
-    const refusal = isJSONRPCRequest(message) ? invalidParamsOf(message) : undefined;
+    const refusal = isJSONRPCRequest(message) ? invalidParamsOf(message, era) : undefined;
     if (refusal) {
       transport.send(refusal).catch((error: unknown) => transport.onerror?.(error as Error));
       return;
@@ -38,7 +40,8 @@ export function screenRequests(transport: Transport): void {
 }
 
 /** The JSON-RPC error for a request whose params do not fit its method, or undefined when they do. */
-export function invalidParamsOf(request: JSONRPCRequest): JSONRPCErrorResponse | undefined {
+export function invalidParamsOf(request: JSONRPCRequest, era: ProtocolEra): JSONRPCErrorResponse | undefined {
+  if (era === 'modern' && request.method === 'initialize') return undefined;
   const schema = SCHEMAS[request.method];
   // zod's standard validate is synchronous; a promise would mean a schema we did not expect, so it passes.
   const checked = schema?.['~standard'].validate(request) as { issues?: readonly Issue[] } | undefined;

@@ -5,7 +5,7 @@
 // only: everything else goes to stderr.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { serveStdio as serveMcpStdio } from '@modelcontextprotocol/server/stdio';
+import { serveStdio as serveMcpStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { catalog } from '../../tools/index.js';
 import { openCore, type OpenCore } from '../core-deps.js';
 import { toAppError } from '../core/errors.js';
@@ -13,6 +13,7 @@ import { admit } from '../core/invoke.js';
 import { DATABASE_FILE, type DatabaseOptions } from '../db/connect.js';
 import { createMcpServer } from './mcp-server.js';
 import { buildToolCatalog } from './tool-definitions.js';
+import { screenedLines } from './stdio-framing.js';
 
 export const TOKEN_VARIABLE = 'TEAMINFRA_TOKEN';
 
@@ -59,7 +60,11 @@ export async function serveStdio(location: { dataDir: string; database?: Databas
  */
 async function serveUntilClosed(app: OpenCore, bearer: string): Promise<void> {
   const tools = buildToolCatalog(catalog);
+  // Lines the SDK would drop or cannot serve are answered by the screen (stdio-framing.ts).
+  const lines = process.stdin.pipe(screenedLines((error) => { void wire.send(error).catch(() => undefined); }));
+  const wire = new StdioServerTransport(lines, process.stdout);
   const handle = serveMcpStdio(({ era }) => createMcpServer(tools, app, bearer, { era }), {
+    transport: wire,
     onerror: (error) => console.error(`teaminfra mcp: ${error.message}`),
   });
   // The assistant closing the pipe means "stop".

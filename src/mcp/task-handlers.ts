@@ -4,9 +4,13 @@
 // get_operation or get_decision with the caller's own token, so a revoked token, a permission
 // taken away or a thing out of reach is refused exactly as those tools would refuse it. A
 // handle that another token started is refused as not found, with the same sentence as a
-// task that does not exist.
+// task that does not exist. On 2026-07-28 the task methods belong to the tasks extension: a
+// request whose capabilities do not declare it is refused with -32021 naming the extension,
+// before the task is looked at.
 import * as z from 'zod';
-import { ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, type CallToolResult, type Server } from '@modelcontextprotocol/server';
+import {
+  MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, type CallToolResult, type Server, type ServerContext,
+} from '@modelcontextprotocol/server';
 import { AppError, toAppError } from '../core/errors.js';
 import { admit, invoke, type CoreDeps, type Credentials } from '../core/invoke.js';
 import type { ToolCatalog } from './tool-definitions.js';
@@ -16,9 +20,9 @@ import { targetOfTask, taskHandleKeys } from './task-handles.js';
 import { taskFieldsOf, taskStateOf, type TaskState, type TaskSubject } from './task-view.js';
 import { awaitOperation, waitOptionsFromEnv } from './await-operation.js';
 import { awaitDecision } from './await-decision.js';
-import type { ProtocolEra } from './long-actions.js';
+import { declaresTasks, TASKS_EXTENSION, type ProtocolEra } from './long-actions.js';
 
-export { TASKS_EXTENSION } from './long-actions.js';
+export { TASKS_EXTENSION };
 
 const TaskParams = z.looseObject({ taskId: z.string().min(1).max(200) });
 const AnyResult = z.looseObject({});
@@ -32,8 +36,10 @@ export interface TaskHandlerContext {
 
 export function registerTaskHandlers(server: Server, context: TaskHandlerContext): void {
   const { era } = context;
-  server.setRequestHandler('tasks/get', { params: TaskParams, result: AnyResult }, async ({ taskId }) =>
-    taskFieldsOf(await readTask(context, taskId, 'tasks/get'), era));
+  server.setRequestHandler('tasks/get', { params: TaskParams, result: AnyResult }, async ({ taskId }, ctx) => {
+    if (era === 'modern') requireTasksExtension(ctx, 'tasks/get');
+    return taskFieldsOf(await readTask(context, taskId, 'tasks/get'), era);
+  });
 
   if (era === 'legacy') {
     server.setRequestHandler('tasks/result', { params: TaskParams, result: AnyResult }, async ({ taskId }) => {
@@ -44,15 +50,23 @@ export function registerTaskHandlers(server: Server, context: TaskHandlerContext
   }
   // Operations cannot be stopped half-way; cancelling is cooperative (the extension allows an
   // acknowledgement only), so the handle is checked and the work goes on.
-  server.setRequestHandler('tasks/cancel', { params: TaskParams, result: AnyResult }, async ({ taskId }) => {
+  server.setRequestHandler('tasks/cancel', { params: TaskParams, result: AnyResult }, async ({ taskId }, ctx) => {
+    requireTasksExtension(ctx, 'tasks/cancel');
     await readTask(context, taskId, 'tasks/cancel');
     return {};
   });
   // We never ask a task for input (no input_required), so any response is for a key we never issued: ignored.
-  server.setRequestHandler('tasks/update', { params: TaskParams, result: AnyResult }, async ({ taskId }) => {
+  server.setRequestHandler('tasks/update', { params: TaskParams, result: AnyResult }, async ({ taskId }, ctx) => {
+    requireTasksExtension(ctx, 'tasks/update');
     await readTask(context, taskId, 'tasks/update');
     return {};
   });
+}
+
+function requireTasksExtension(ctx: ServerContext, method: string): void {
+  if (declaresTasks(ctx)) return;
+  throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+    `${method} belongs to the ${TASKS_EXTENSION} extension: declare it in the request's clientCapabilities.`);
 }
 
 /** The task as it stands, read through invoke() with the caller's token; a JSON-RPC error otherwise. */

@@ -17,9 +17,8 @@ export interface OAuthRouteOptions {
   allowedHosts?: readonly string[];
 }
 
-const OPENID_DISCOVERY = '/.well-known/openid-configuration';
-/** RFC 8414's address. The library (v8) serves only OpenID discovery, a superset: the same document. */
-const OAUTH_DISCOVERY = '/.well-known/oauth-authorization-server';
+/** The library serves one metadata document at both: OpenID discovery's address and RFC 8414's. */
+const DISCOVERY_PATHS = ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'];
 
 export function registerOAuthRoutes(server: FastifyInstance, app: App, oauth: OAuthServer, options: OAuthRouteOptions = {}): void {
   const hosts = hostPolicyOf(options.allowedHosts);
@@ -33,7 +32,6 @@ export function registerOAuthRoutes(server: FastifyInstance, app: App, oauth: OA
     const forward = async (request: FastifyRequest, reply: FastifyReply) => {
       const refusal = admitRequest(hosts, limiter, request);
       if (refusal) return sendProblem(reply, refusal);
-      if (request.url.split('?')[0] === OAUTH_DISCOVERY) request.raw.url = OPENID_DISCOVERY;
       reply.hijack();
       const res = reply.raw;
       try {
@@ -48,7 +46,7 @@ export function registerOAuthRoutes(server: FastifyInstance, app: App, oauth: OA
     };
 
     scope.all('/oauth/*', forward);
-    for (const path of [OAUTH_DISCOVERY, OPENID_DISCOVERY]) scope.route({ method: ['GET', 'OPTIONS'], url: path, handler: forward });
+    for (const path of DISCOVERY_PATHS) scope.route({ method: ['GET', 'OPTIONS'], url: path, handler: forward });
 
     scope.route({
       method: ['GET', 'OPTIONS'],

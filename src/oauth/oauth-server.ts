@@ -2,6 +2,7 @@
 // configured TEAMINFRA_PUBLIC_URL, or the single name the server is reached by. The request's
 // Host is checked against the allowed names before it can name an issuer here, and the cache is
 // bounded anyway. Instances share one database, so any node can answer any OAuth request.
+import type { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Provider } from 'oidc-provider';
 import type { App } from '../app.js';
@@ -10,6 +11,7 @@ import { providerConfiguration } from './provider-config.js';
 import { applyRedirectUriRules } from './redirect-uris.js';
 import { normalizeRequests } from './request-normalization.js';
 import { loadServerSecrets, type ServerSecrets } from './server-secrets.js';
+import { storeWithoutLifetime } from './token-lifetimes.js';
 import { issueTeamTokenValues } from './token-values.js';
 
 const MAX_ISSUERS = 8;
@@ -55,11 +57,14 @@ export class OAuthServer {
     });
     const provider = new Provider(base, providerConfiguration(this.app.db.kysely, base, await this.secrets, this.clientMetadata));
     issueTeamTokenValues(provider);
+    storeWithoutLifetime(provider);
     applyRedirectUriRules(provider);
     normalizeRequests(provider, base);
     provider.on('server_error', (_ctx: unknown, error: unknown) => this.logError('OAuth server error', error));
-    // Replaces Koa's own console logging of errors that escape the library's handlers.
-    provider.app.on('error', (error: { expose?: boolean }) => {
+    // Replaces Koa's own console logging of errors that escape the library's handlers. Since v9 the
+    // provider is the Koa application itself; its typings list only the library's own events.
+    const application: EventEmitter = provider;
+    application.on('error', (error: { expose?: boolean }) => {
       // As Koa's own handler: errors meant for the client (expose) are answered, not logged.
       if (!error.expose) this.logError('OAuth request failed', error);
     });

@@ -52,9 +52,6 @@ export const OAUTH_ROUTES = {
 export const INTERACTION_PATH = '/panel/oauth';
 
 const DAY = 24 * 3600;
-/** A TTL helper answering "never expires" (the library's undefined); a plain value is merged away. */
-const noLifetime = (): undefined => undefined;
-
 /** The resource a client may get tokens for, and its scope. */
 export function resourceOfClient(base: string, clientId: string): { resource: string; scope: string } {
   return clientId === CLI_CLIENT_ID
@@ -78,7 +75,8 @@ export function providerConfiguration(
 ): Configuration {
   return {
     adapter: databaseAdapter(db, clientMetadata),
-    // The library (v8) fetches no metadata documents itself; our adapter does (the draft's AS metadata flag).
+    // The library's own fetching of metadata documents (features.clientIdMetadataDocument) stays off:
+    // our adapter fetches them through the webhooks' SSRF guard (the draft's AS metadata flag).
     discovery: { client_id_metadata_document_supported: true },
     clients: [{
       client_id: CLI_CLIENT_ID, client_name: CLI_CLIENT_NAME, application_type: 'native',
@@ -103,9 +101,10 @@ export function providerConfiguration(
       return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
     },
     // The authorization code flow only (no implicit, no ID tokens in the front channel), always
-    // with PKCE S256, as the MCP authorization specification requires.
+    // with PKCE, as the MCP authorization specification requires (S256, the only method the library
+    // offers since v9).
     responseTypes: ['code'],
-    pkce: { methods: ['S256'], required: () => true },
+    pkce: { required: () => true },
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
     formats: { bitsOfOpaqueRandomness: ACCESS_TOKEN_BITS },
     features: {
@@ -117,8 +116,17 @@ export function providerConfiguration(
       introspection: { enabled: false },
       // No registration access tokens (RFC 7592 management is off): nothing to store or leak.
       registration: { enabled: true, issueRegistrationAccessToken: false } as NonNullable<Configuration['features']>['registration'],
-      // A client may revoke only its own tokens (the library checks, RFC 7009).
-      revocation: { enabled: true },
+      // A client may revoke only its own tokens (RFC 7009). Another client's token is left as it is:
+      // silently for a public client (the answer then says nothing about the token), with an error
+      // for one that authenticated. The library's default does the same, and asks to be replaced.
+      revocation: {
+        enabled: true,
+        allowedPolicy: (_ctx, client, token) => {
+          if (token.clientId === client.clientId) return true;
+          if (client.clientAuthMethod === 'none') return false;
+          throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
+        },
+      },
       deviceFlow: {
         enabled: true, charset: 'base-20', mask: '****-****',
         userCodeInputSource: userCodeInputPage, userCodeConfirmSource: userCodeConfirmPage, successSource: deviceSuccessPage,
@@ -143,16 +151,15 @@ export function providerConfiguration(
     revokeGrantPolicy: () => true,
     expiresWithSession: async () => false,
     ttl: {
-      // No lifetime of their own (see the module comment); the library then sends no expires_in.
-      AccessToken: noLifetime,
-      Grant: noLifetime,
+      // AccessToken and Grant: none, they have no lifetime of their own (see the module comment and
+      // token-lifetimes.ts, which also keeps expires_in out of the token response).
       RefreshToken: 30 * DAY,
       AuthorizationCode: 60,
       DeviceCode: 10 * 60,
       Interaction: 30 * 60,
       Session: 3600,
       IdToken: 3600,
-    } as unknown as Configuration['ttl'],
+    },
     clientBasedCORS: (_ctx: KoaContextWithOIDC, origin: string, client) =>
       client.clientAuthMethod === 'none' && (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin),
     enabledJWA: { idTokenSigningAlgValues: ['ES256'] } as Configuration['enabledJWA'],
@@ -161,5 +168,15 @@ export function providerConfiguration(
       token_endpoint_auth_method: 'client_secret_basic', id_token_signed_response_alg: 'ES256',
     },
     renderError: async (ctx, out) => oauthErrorPage(ctx, out),
+    // sector_identifier_uri only serves pairwise subject identifiers, which we do not issue, and
+    // the library would fetch it itself, outside the guard our own fetches pass through (any
+    // host and port, loopback and 169.254.169.254 included, its timing telling open ports from
+    // closed): a client naming one, registered or from a metadata document, is refused unfetched.
+    // (The library's option; @types/oidc-provider does not declare it.)
+    ...({
+      sectorIdentifierUriValidate: () => {
+        throw new errors.InvalidClientMetadata('sector_identifier_uri is not supported: this server issues no pairwise subject identifiers');
+      },
+    } as Partial<Configuration>),
   };
 }

@@ -9,9 +9,9 @@
 // At the authorization endpoint the redirect_uri must equal a registered one, character for
 // character, with one exception: for an http loopback URI the port may differ (RFC 8252 §7.3: a
 // native app listens on a port the system gives it when it starts the sign-in).
-// oidc-provider 8 decides this by `application_type`: for "web" (the default, and what MCP clients
+// oidc-provider decides this by `application_type`: for "web" (the default, and what MCP clients
 // register) it accepts http to any host and refuses every private-use scheme; for "native" it
-// refuses one-word schemes. So this replaces the two methods that decide, on this provider's own
+// refuses https to a loopback host (9; 8 also refused one-word schemes). So this replaces the two methods that decide, on this provider's own
 // Client classes only (each Provider builds its own).
 import type { Provider } from 'oidc-provider';
 

@@ -30,8 +30,8 @@ export function normalizeRequests(provider: Provider, base: string): void {
       if (!scopes.has(MCP_SCOPE)) query.scope = [...scopes, MCP_SCOPE].join(' ');
       if (query.resource !== undefined) query.resource = Array.isArray(query.resource) ? query.resource.map(resolve) : resolve(query.resource);
       ctx.query = query;
-    } else if (ctx.method === 'POST' && (ctx.path === OAUTH_ROUTES.token || ctx.path === OAUTH_ROUTES.authorization)
-      && ctx.is('application/x-www-form-urlencoded')) {
+    } else if (ctx.method === 'POST' && ctx.path === OAUTH_ROUTES.token && ctx.is('application/x-www-form-urlencoded')) {
+      // (The authorization endpoint takes GET only: the library's default since v9.)
       const body = await readBody(ctx.req);
       const fields = new URLSearchParams(body.toString('utf8'));
       const resources = fields.getAll('resource');

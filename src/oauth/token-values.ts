@@ -2,7 +2,7 @@
 // token (`tinf_` + base62 + CRC32 checksum, src/auth/token-format.ts), so that secret scanners
 // which know that format find a leaked assistant or command-line token too, and authenticate()
 // refuses a mistyped one without a lookup.
-// oidc-provider 8 has no setting for a token's value, only for its length
+// oidc-provider (8 and 9) has no setting for a token's value, only for its length
 // (`formats.bitsOfOpaqueRandomness`): a token's value is its `jti`, which the model's
 // generateTokenId() makes when the token is first saved. Each Provider builds its own model
 // classes, so replacing that method on this provider's AccessToken and RefreshToken changes

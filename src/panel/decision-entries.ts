@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import { listTeamDecisions, type DecisionRow } from '../db/repositories/decisions.js';
 import type { Database, DecisionState } from '../db/tables.js';
 import { APPROVABLE_ACTION_TITLES, isApprovableAction } from '../decisions/approvable.js';
+import { decisionStateAt } from '../decisions/decision-state.js';
 
 /** How many ended decisions the page lists (newest first). */
 export const HISTORY_LIMIT = 50;
@@ -83,7 +84,7 @@ async function describer(db: Kysely<Database>, teamId: string, rows: DecisionRow
 
   return (row: DecisionRow): DecisionEntry => ({
     row,
-    shownState: row.state === 'pending' && row.expires_at <= now ? 'expired' : row.state,
+    shownState: decisionStateAt(row, now),
     options: row.options === null ? null : (JSON.parse(row.options) as string[]),
     askedBy: { name: tokens.get(row.asked_by_token_id)?.name ?? row.asked_by_token_id, channel: row.asked_channel },
     answeredBy: row.answered_by_id === null ? null

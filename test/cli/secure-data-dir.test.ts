@@ -86,6 +86,17 @@ describe('the data directory', () => {
     serve = undefined;
   });
 
+  it('is tightened to owner-only by an admin command too, when an earlier version left it group-readable', async () => {
+    const dataDir = join(freshParent(), 'data');
+    await seed(dataDir);
+    chmodSync(dataDir, 0o750);
+    for (const name of readdirSync(dataDir)) if (name.startsWith('teaminfra.sqlite')) chmodSync(join(dataDir, name), 0o640);
+    expect(openToOthers(dataDir).length).toBeGreaterThan(1);
+    const result = await runCli(['admin', 'create-team', '--name', 'B', '--data-dir', dataDir]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(openToOthers(dataDir)).toEqual([]);
+  });
+
   it('refuses serve and admin on a directory other users can write, naming it and the fix', async () => {
     const dataDir = join(freshParent(), 'data');
     await seed(dataDir);

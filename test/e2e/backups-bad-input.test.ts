@@ -72,6 +72,26 @@ describe('restoring a bad backup', () => {
       `^The backup file does not match its SHA-256 checksum \\(expected ${recorded}, found ${sha256Hex(bytes)}\\): it was changed or damaged after it was taken\\.$`));
   });
 
+  it('refuses to serve a backup damaged on disk (409 saying so), where it served it as 200 with the recorded digest', async () => {
+    const bytes = readFileSync(good.file);
+    const backupId = await backupOf(bytes);
+    const file = (await server.app.db.kysely.selectFrom('backups').select('file_path').where('id', '=', backupId).executeTakeFirstOrThrow()).file_path as string;
+    const url = `${server.baseUrl}/api/backups/${backupId}/download`;
+    const headers = { Authorization: `Bearer ${token}` };
+    expect((await fetch(url, { headers })).status).toBe(200);
+    const damaged = Buffer.from(bytes);
+    const middle = damaged.length >> 1;
+    damaged.writeUInt8(damaged.readUInt8(middle) ^ 0xff, middle);
+    writeFileSync(file, damaged);
+    for (const range of [undefined, 'bytes=0-99']) {
+      const response = await fetch(url, { headers: { ...headers, ...(range ? { Range: range } : {}) } });
+      expect(response.status, range ?? 'whole').toBe(409);
+      expect((await response.json() as { detail: string }).detail).toMatch(/is damaged on the server: its contents no longer match the checksum/);
+    }
+    writeFileSync(file, bytes.subarray(0, bytes.length - 10));
+    expect((await fetch(url, { headers })).status).toBe(409);
+  });
+
   it('fails with the zstd reason when the file is truncated (even with a checksum of the truncated file)', async () => {
     const bytes = readFileSync(good.file);
     const id = await backupOf(bytes.subarray(0, bytes.length >> 1));

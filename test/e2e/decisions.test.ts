@@ -16,10 +16,10 @@ beforeAll(async () => {
 });
 afterAll(async () => { await server.close(); });
 
-async function call(method: string, path: string, token: string, body?: unknown) {
+async function call(method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) {
   const response = await fetch(server.baseUrl + path, {
     method,
-    headers: { Accept: 'application/json', Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    headers: { Accept: 'application/json', Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}), ...headers },
     body: body ? JSON.stringify(body) : undefined,
   });
   return { status: response.status, body: await response.json() as Record<string, any> };
@@ -99,6 +99,41 @@ describe('decisions', () => {
 
     const other = (await call('POST', '/api/decisions', asker.value, { question: 'Never mind?' })).body;
     expect((await call('POST', `/api/decisions/${other.id}/cancel`, asker.value)).body.state).toBe('cancelled');
+  });
+
+  it('returns the first decision, and announces no second one, when POST /api/decisions is retried with the same Idempotency-Key', async () => {
+    const asker = await makeToken(server.app, team.teamId, { permissions: ['decisions:request'] });
+    const question = { question: 'Retry-safe?', options: ['yes', 'no'] };
+    const first = await call('POST', '/api/decisions', asker.value, question, { 'Idempotency-Key': 'ask-42' });
+    const retry = await call('POST', '/api/decisions', asker.value, { options: ['yes', 'no'], question: 'Retry-safe?' }, { 'Idempotency-Key': 'ask-42' });
+    expect(first.status).toBe(201);
+    expect(retry.status).toBe(201);
+    expect(retry.body.id).toBe(first.body.id);
+    expect((await eventsOf('decision.needed')).filter((data) => data.decision.id === first.body.id)).toHaveLength(1);
+    const asked = await server.app.db.kysely.selectFrom('decisions').select('id').where('question', '=', 'Retry-safe?').execute();
+    expect(asked).toHaveLength(1);
+
+    const reused = await call('POST', '/api/decisions', asker.value, { question: 'Something else?' }, { 'Idempotency-Key': 'ask-42' });
+    expect(reused.status).toBe(409);
+    expect(reused.body.detail).toMatch(/already used for a different request/);
+    const otherToken = await makeToken(server.app, team.teamId, { permissions: ['decisions:request'] });
+    expect((await call('POST', '/api/decisions', otherToken.value, question, { 'Idempotency-Key': 'ask-42' })).body.id).not.toBe(first.body.id);
+  });
+
+  it('reads a decision past its expiry as expired everywhere before the sweeper closes it (REST, lists, MCP)', async () => {
+    const asker = await makeToken(server.app, team.teamId, { permissions: ['decisions:request', 'decisions:read'] });
+    const asked = (await call('POST', '/api/decisions', asker.value, { question: 'Overdue?' })).body;
+    await server.app.db.kysely.updateTable('decisions').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', asked.id).execute();
+    expect((await server.app.db.kysely.selectFrom('decisions').select('state').where('id', '=', asked.id).executeTakeFirst())?.state).toBe('pending');
+
+    expect((await call('GET', `/api/decisions/${asked.id}`, asker.value)).body.state).toBe('expired');
+    const ids = async (state: string) => (await call('GET', `/api/decisions?state=${state}&limit=200`, asker.value)).body.data.map((entry: { id: string }) => entry.id);
+    expect(await ids('pending')).not.toContain(asked.id);
+    expect(await ids('expired')).toContain(asked.id);
+    const { client, close } = await connectHttp(server.baseUrl, asker.value);
+    const read = await client.callTool({ name: 'get_decision', arguments: { decision_id: asked.id } });
+    await close();
+    expect((read.structuredContent as { state: string }).state).toBe('expired');
   });
 
   it('makes an MCP request_decision wait for the answer given through REST', async () => {

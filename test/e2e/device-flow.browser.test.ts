@@ -152,6 +152,22 @@ describe('teaminfra login (device flow) and services start against the running s
     expect((await getJson(server.baseUrl, '/api/token', token)).status).toBe(200);
   });
 
+  it('leaves the token working when another client asks the OAuth server to revoke it', async () => {
+    const registered = await fetch(`${server.baseUrl}/oauth/register`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Another assistant', redirect_uris: ['http://127.0.0.1:9/callback'], token_endpoint_auth_method: 'none' }),
+    });
+    expect(registered.status).toBe(201);
+    const { client_id: otherClient } = await registered.json() as { client_id: string };
+    const revoked = await fetch(`${server.baseUrl}/oauth/revoke`, {
+      method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, client_id: otherClient }),
+    });
+    // RFC 7009: the answer is the same as for a revoked token; the token itself is left alone.
+    expect(revoked.status).toBe(200);
+    expect((await getJson(server.baseUrl, '/api/token', token)).status).toBe(200);
+  });
+
   it('revokes the token through the OAuth server on logout and deletes the credentials file', async () => {
     const logout = await runCli(['logout'], { env });
     expect(logout.code).toBe(0);

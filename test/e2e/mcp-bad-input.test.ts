@@ -16,6 +16,9 @@ beforeAll(async () => {
 });
 afterAll(async () => { await server.close(); });
 
+/** A 2026-07-28 request's own version and capabilities (no extension declared). */
+const MODERN_META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+
 const call = (name: string, args: unknown, id = 1) =>
   rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 
@@ -120,12 +123,13 @@ describe('HTTP bodies and JSON-RPC framing', () => {
     await stillServes();
   });
 
-  it('answers JSON that is not a JSON-RPC message with a parse error and keeps serving', async () => {
+  it('answers -32600 Invalid Request, not a parse error, when the body is JSON but not a JSON-RPC message, and keeps serving', async () => {
     for (const body of [{ hello: 'world' }, { jsonrpc: '1.0', id: 1, method: 'tools/list' }, [1, 2, 3]]) {
       const response = await rpc(server.baseUrl, bearer, body);
       expect(response.status, JSON.stringify(body)).toBe(400);
-      expect(response.json().error.code).toBe(-32700);
+      expect(response.json().error.code).toBe(-32600);
     }
+    expect((await rpc(server.baseUrl, bearer, { jsonrpc: '1.0', id: 'mine', method: 'tools/list' })).json().id).toBe('mine');
     await stillServes();
   });
 
@@ -152,10 +156,37 @@ describe('HTTP bodies and JSON-RPC framing', () => {
     expect((await rpc(server.baseUrl, bearer, [])).status).toBe(400);
   });
 
-  it('refuses a protocol version it does not speak', async () => {
-    const response = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-protocol-version': '1999-01-01' });
+  it('refuses a protocol version it does not speak with -32022, the versions to choose from and the request id', async () => {
+    const response = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id: 41, method: 'tools/list' }, { 'mcp-protocol-version': '1999-01-01' });
     expect(response.status).toBe(400);
-    expect(response.json().error.message).toContain('Unsupported protocol version: 1999-01-01');
+    expect(response.json()).toMatchObject({
+      id: 41,
+      error: { code: -32022, message: expect.stringContaining('Unsupported protocol version: 1999-01-01'), data: { supported: ['2026-07-28'], requested: '1999-01-01' } },
+    });
+  });
+
+  it('answers a refusal before dispatch with the request id when the headers disagree with the body', async () => {
+    const response = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id: 'h1', method: 'tools/list' }, { 'mcp-method': 'tools/call' });
+    expect(response.status).toBe(400);
+    expect(response.json()).toMatchObject({ id: 'h1', error: { code: -32020 } });
+  });
+
+  it('answers tasks/get, tasks/update and tasks/cancel with -32021 naming the tasks extension when a 2026-07-28 request does not declare it', async () => {
+    for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
+      const response = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id: method, method, params: { _meta: MODERN_META, taskId: 'tsk_any' } },
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, 'mcp-name': 'tsk_any' });
+      expect(response.status, method).toBe(400);
+      expect(response.json(), method).toMatchObject({
+        id: method, error: { code: -32021, data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } } },
+      });
+    }
+  });
+
+  it('answers initialize sent as a 2026-07-28 request with 404 and -32601, like the other removed methods', async () => {
+    const response = await rpc(server.baseUrl, bearer, { jsonrpc: '2.0', id: 'i', method: 'initialize', params: { _meta: MODERN_META } },
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'initialize' });
+    expect(response.status).toBe(404);
+    expect(response.json()).toMatchObject({ id: 'i', error: { code: -32601 } });
   });
 
   it('answers an unknown method with JSON-RPC method-not-found', async () => {

@@ -6,6 +6,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dateInTimeZone } from '../../src/auth/expiry.js';
 import { expandPermissions } from '../../src/auth/permissions.js';
@@ -23,6 +24,9 @@ beforeAll(async () => {
   team = await seedTeam(server.app);
 });
 afterAll(async () => { await server.close(); });
+
+/** A 2026-07-28 request's own version and capabilities. */
+const MODERN_META = { [PROTOCOL_VERSION_META_KEY]: '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 
 const token = (options: Parameters<typeof makeToken>[2] = {}) => makeToken(server.app, team.teamId, options);
 /** The test server's database, for `teaminfra mcp` started by hand (SQLite: its data directory is enough). */
@@ -151,7 +155,7 @@ describe('teaminfra mcp over stdio', () => {
     expect(stderr).toContain('accepted only by the REST API and command line, not by the MCP server');
   });
 
-  it('keeps serving after a malformed line and writes nothing but JSON-RPC to stdout', async () => {
+  it('answers a malformed line, keeps serving, and writes nothing but JSON-RPC to stdout', async () => {
     const { lines, code } = await rawStdio([
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
       '{"jsonrpc": "2.0", "id": 2, "method": tools/list}',
@@ -159,8 +163,14 @@ describe('teaminfra mcp over stdio', () => {
       JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
     ], 3);
     expect(code).toBe(0);
-    for (const line of lines) expect(JSONRPCMessageSchema.safeParse(JSON.parse(line)).success, line).toBe(true);
-    expect(lines.map((line) => JSON.parse(line).id)).toEqual([1, 3]);
+    const answers = lines.map((line) => JSON.parse(line) as { id: number | null; error?: { code: number } });
+    // An error for a line whose id cannot be read has id null (JSON-RPC 2.0), which SDK 1.x's message schema leaves out.
+    for (const answer of answers) {
+      if (answer.id === null) expect(answer).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number), message: expect.any(String) } });
+      else expect(JSONRPCMessageSchema.safeParse(answer).success, JSON.stringify(answer)).toBe(true);
+    }
+    expect(answers.map((answer) => answer.id).sort()).toEqual([1, 3, null, null]);
+    expect(answers.filter((answer) => answer.id === null).map((answer) => answer.error?.code).sort()).toEqual([-32600, -32700]);
   });
 });
 
@@ -197,6 +207,27 @@ describe('teaminfra mcp and malformed requests', () => {
     expect(answers.find((answer) => answer.id === 2)?.error)
       .toEqual({ code: -32602, message: 'Invalid tools/call request: params.name is missing; it must be a string.' });
     expect(answers.find((answer) => answer.id === 3)?.result).toBeDefined();
+  });
+
+  it('answers -32700 when a line is not JSON, where it said nothing before', async () => {
+    const { lines } = await rawStdio(['{"jsonrpc": "2.0", "id": 1, "method": ', JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'server/discover', params: { _meta: MODERN_META } })], 2);
+    expect(lines.map((line) => JSON.parse(line)).find((answer) => answer.id === null))
+      .toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the line is not valid JSON.' } });
+  });
+
+  it('answers -32600 with the request id when a line is JSON but not a JSON-RPC request', async () => {
+    const { lines } = await rawStdio([JSON.stringify({ jsonrpc: '1.0', id: 7, method: 'tools/list' }), JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'server/discover', params: { _meta: MODERN_META } })], 8);
+    expect(lines.map((line) => JSON.parse(line)).find((answer) => answer.id === 7)?.error).toMatchObject({ code: -32600 });
+  });
+
+  it('answers -32022 naming the versions to choose from when a request names a version it does not serve, after initialize too', async () => {
+    const { lines } = await rawStdio([
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'server/discover', params: { _meta: { ...MODERN_META, [PROTOCOL_VERSION_META_KEY]: '2099-01-01' } } }),
+    ], 2);
+    expect(lines.map((line) => JSON.parse(line)).find((answer) => answer.id === 2)?.error).toMatchObject({
+      code: -32022, data: { supported: ['2026-07-28'], requested: '2099-01-01' },
+    });
   });
 });
 

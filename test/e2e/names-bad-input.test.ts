@@ -29,6 +29,18 @@ async function post(path: string, body: object) {
   return { status: response.status, body: await response.json() as { code: string; errors?: { field: string; message: string }[] } };
 }
 
+describe('decision options over REST', () => {
+  it('refuses an option with NUL, an escape sequence or a right-to-left override, as it refuses them in the question', async () => {
+    for (const option of ['ship\u0000', 'wait\u001b[31m', `ship${RLO}txt.exe`, 'two\nlines']) {
+      const { status, body: problem } = await post('/api/decisions', { question: 'Ship it?', options: ['keep', option] });
+      expect(status, JSON.stringify(option)).toBe(400);
+      expect(problem.code).toBe('validation_failed');
+      expect(problem.errors).toEqual([{ field: 'options.1', message: expect.stringContaining(SENTENCE) }]);
+    }
+    expect(await server.app.db.kysely.selectFrom('decisions').select('id').where('question', '=', 'Ship it?').execute()).toEqual([]);
+  });
+});
+
 describe('names over REST', () => {
   it('refuses a server, service or copy name with a control or direction character, naming the field', async () => {
     const attempts = [

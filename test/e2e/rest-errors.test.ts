@@ -30,6 +30,17 @@ describe('REST errors', () => {
     expect(headers.get('www-authenticate')).toMatch(/^Bearer realm="teaminfra", error="invalid_token"/);
   });
 
+  it('answers 415 when a POST body is text/plain, like any body that is not JSON', async () => {
+    const token = await makeToken(server.app, team.teamId);
+    for (const type of ['text/plain', 'text/plain; charset=utf-8', 'application/xml']) {
+      const response = await fetch(`${server.baseUrl}/api/servers`, {
+        method: 'POST', headers: { Authorization: `Bearer ${token.value}`, Accept: 'application/json', 'Content-Type': type }, body: '{"name":"eu-9"}',
+      });
+      expect(response.status, type).toBe(415);
+      expect(await response.json(), type).toMatchObject({ code: 'unsupported_media_type' });
+    }
+  });
+
   it('answers 406 when the client will not accept JSON', async () => {
     const token = await makeToken(server.app, team.teamId);
     const { status, body } = await getJson(server.baseUrl, '/api/service-erp', token.value, { Accept: 'text/html' });

@@ -2,8 +2,11 @@
 // public surface never changes silently, and true: every documented operation answers with a
 // status the document lists, and what the server answers (statuses, headers, bodies) is checked
 // against it, here on purpose and, through startTestServer(), after every suite that speaks REST.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageRoot } from '../../src/package-root.js';
 import { catalog } from '../../tools/index.js';
 import { addHistory, requestFor, sampleInput, type SeededWithHistory } from '../support/catalog-samples.js';
 import type { Exchange } from '../support/exchange-recorder.js';
@@ -34,6 +37,33 @@ describe('GET /docs/api.json', () => {
 
   it('matches the committed snapshot', async () => {
     await expect(JSON.stringify(document, null, 2) + '\n').toMatchFileSnapshot('../snapshots/openapi.json');
+  });
+
+  it('declares in its tag list every tag an operation carries', () => {
+    const declared = new Set((document.tags as { name: string }[]).map((tag) => tag.name));
+    const used = Object.values(document.paths as Record<string, Record<string, { tags: string[] }>>)
+      .flatMap((item) => Object.values(item).flatMap((operation) => operation.tags));
+    expect(used.filter((tag) => !declared.has(tag))).toEqual([]);
+    expect(document.paths['/api/decisions'].post.tags).toEqual(['Decisions']);
+  });
+
+  it('documents 408 and 431 on every operation, and 414 on every operation with a path parameter', () => {
+    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const statuses = Object.keys(operation.responses);
+        expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(['408', '431']));
+        if (path.includes('{')) expect(statuses, `${method} ${path}`).toContain('414');
+      }
+    }
+  });
+
+  it('documents every error status the README lists', () => {
+    const readme = readFileSync(join(packageRoot, 'README.md'), 'utf8');
+    const listed = [...readme.matchAll(/^\| (\d{3}) \| `[a-z_]+` \|/gm)].map((match) => match[1] as string);
+    expect(listed.length).toBeGreaterThan(10);
+    const documented = new Set(Object.values(document.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>)
+      .flatMap((item) => Object.values(item).flatMap((operation) => Object.keys(operation.responses))));
+    expect([...new Set(listed)].filter((status) => !documented.has(status))).toEqual([]);
   });
 
   it('documents every capability with its permission and error responses', () => {
@@ -73,12 +103,13 @@ describe('GET /docs/api.json', () => {
     expect(document.paths['/api/backups/{backup_id}/download'].get.responses['416'].headers['Content-Range'].required).toBe(true);
   });
 
-  it('declares Idempotency-Key on the actions that queue an operation, and the body optional where no field of it is required', () => {
+  it('declares Idempotency-Key on the actions that queue an operation and on asking a decision, and the body optional where no field of it is required', () => {
     for (const capability of catalog) {
       const operation = document.paths[capability.http.path][capability.http.method.toLowerCase()];
       const refs = (operation.parameters as { $ref?: string }[]).map((parameter) => parameter.$ref);
-      expect(refs.includes('#/components/parameters/IdempotencyKey'), capability.name).toBe(capability.http.status === 202);
+      expect(refs.includes('#/components/parameters/IdempotencyKey'), capability.name).toBe(capability.http.status === 202 || capability.http.idempotencyKey === true);
     }
+    expect(document.paths['/api/decisions'].post.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
     expect(document.components.parameters.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false });
     expect(document.paths['/api/service-erp/{service_id}/start'].post.requestBody.required).toBe(false);
     expect(document.paths['/api/backups/{backup_id}/restore'].post.requestBody.required).toBe(false);

@@ -1,6 +1,7 @@
 // The OAuth server as mounted on the real HTTP server: its metadata at the addresses the MCP
 // authorization specification makes clients look at, the protected resource metadata of /mcp and
 // the 401 that points to it, dynamic registration, and the resource rules.
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/fixtures.js';
 import { INITIALIZE, rawRequest, rpc } from '../mcp/clients.js';
@@ -95,6 +96,33 @@ describe('POST /oauth/register (RFC 7591)', () => {
     expect(registered.body.registration_access_token).toBeUndefined();
     const stored = await server.app.db.kysely.selectFrom('oauth_records').select(['kind', 'id']).where('kind', '=', 'Client').execute();
     expect(stored).toEqual([{ kind: 'Client', id: registered.body.client_id }]);
+  });
+
+  it('refuses a sector_identifier_uri without connecting to it when a client registers with one', async () => {
+    // A plain TCP listener: a fetch of the https address would show here as a connection (its TLS handshake).
+    const connections: string[] = [];
+    const listener = createServer((socket) => { connections.push(String(socket.remoteAddress)); socket.destroy(); });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as AddressInfo).port;
+    const clients = () => server.app.db.kysely.selectFrom('oauth_records').select('id').where('kind', '=', 'Client').execute();
+    const before = await clients();
+    try {
+      const refused = await json('/oauth/register', {
+        method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          client_name: 'Probe', redirect_uris: ['https://assistant.example/callback'], token_endpoint_auth_method: 'none',
+          sector_identifier_uri: `https://127.0.0.1:${port}/sector.json`,
+        }),
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ error: 'invalid_client_metadata', error_description: expect.stringContaining('sector_identifier_uri is not supported') });
+      // Any fetch would have been made before the answer; wait a little for a late one all the same.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(connections).toEqual([]);
+    } finally {
+      await new Promise((resolve) => listener.close(resolve));
+    }
+    expect(await clients()).toEqual(before);
   });
 
   it('refuses a client asking for the implicit flow', async () => {

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { defineCapability } from '../../src/core/capability.js';
 import { askDecision, MAX_DECISION_MINUTES, DEFAULT_DECISION_MINUTES } from '../../src/decisions/asking.js';
-import { DecisionView, MultilineText, ServiceId } from '../schemas.js';
+import { DecisionView, DisplayName, MultilineText, ServiceId } from '../schemas.js';
 import { decisionView } from '../views.js';
 
-const Option = z.string().trim().min(1).max(100);
+// One line, read by a person choosing it: the rule of names (no control or text-direction characters), like the question's.
+const Option = DisplayName;
 
 export default defineCapability({
   name: 'request_decision',
@@ -28,8 +29,8 @@ export default defineCapability({
       .describe(`Minutes until it expires unanswered, 1 to ${MAX_DECISION_MINUTES} (default ${DEFAULT_DECISION_MINUTES}: 24 hours).`),
   }),
   output: DecisionView,
-  http: { method: 'POST', path: '/api/decisions', status: 201 },
+  http: { method: 'POST', path: '/api/decisions', status: 201, idempotencyKey: true },
   hints: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  errors: ['validation_failed', 'not_found'],
+  errors: ['validation_failed', 'not_found', 'conflict'],
   run: async (input, context) => decisionView(await askDecision(context, input)),
 });

@@ -1,10 +1,11 @@
 // Decisions, as the API and the panel read and write them. Reach is applied in SQL: a token
 // reaches a decision of its team that it asked itself, or that is about no service, or about a
 // service it reaches (the same rule as for the service itself).
-import type { ExpressionBuilder, Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Reach } from '../../core/principal.js';
-import type { Database, DecisionState, DecisionsTable } from '../tables.js';
+import type { Database, DecisionRequestsTable, DecisionState, DecisionsTable } from '../tables.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';
+import { nowIso } from '../ids.js';
 import { unindexed, listReachedServiceIds, mergeById } from './reach-ranges.js';
 import { serviceInListedReach } from './service-reach.js';
 
@@ -25,15 +26,20 @@ export async function findReachableDecision(db: Kysely<Database>, reach: Reach, 
 /**
  * A page of the decisions `reach` reaches, in id order. For a token limited to services, the
  * union of three ranges (reach-ranges.ts): the decisions it asked (decisions_asker), those about
- * no service and those about the services it reaches (decisions_team_service).
+ * no service and those about the services it reaches (decisions_team_service). The state is the
+ * state as read (src/decisions/decision-state.ts): a pending decision past its expiry is expired.
  */
-export async function listReachableDecisions(db: Kysely<Database>, reach: Reach, page: PageRequest, state?: DecisionState) {
+export async function listReachableDecisions(db: Kysely<Database>, reach: Reach, page: PageRequest, state?: DecisionState, now = nowIso()) {
   const after = decodeCursor(page.cursor);
   // In the reached services' range the state is compared through unindexed(): SQLite would
   // otherwise read all the team's decisions in that state.
   const range = (stateByIndex = true) => {
+    const column = stateByIndex ? sql.ref<string>('d.state') : unindexed('d.state');
     let query = db.selectFrom('decisions as d').selectAll('d').where('d.team_id', '=', reach.teamId);
-    if (state) query = stateByIndex ? query.where('d.state', '=', state) : query.where(unindexed('d.state'), '=', state);
+    if (state === 'pending') query = query.where(column, '=', 'pending').where('d.expires_at', '>', now);
+    else if (state === 'expired') {
+      query = query.where((eb) => eb.or([eb(column, '=', 'expired'), eb.and([eb(column, '=', 'pending'), eb('d.expires_at', '<=', now)])]));
+    } else if (state) query = query.where(column, '=', state);
     if (after) query = query.where('d.id', '>', after);
     return query;
   };
@@ -76,6 +82,16 @@ export async function countPendingDecisions(db: Kysely<Database>, teamId: string
 
 export async function insertDecision(db: Kysely<Database>, row: DecisionRow): Promise<void> {
   await db.insertInto('decisions').values(row).execute();
+}
+
+/** What an earlier request_decision with this token's Idempotency-Key asked, if any. */
+export async function findDecisionRequest(db: Kysely<Database>, tokenId: string, key: string) {
+  return db.selectFrom('decision_requests').select(['request_fingerprint', 'decision_id'])
+    .where('asked_by_token_id', '=', tokenId).where('idempotency_key', '=', key).executeTakeFirst();
+}
+
+export async function insertDecisionRequest(db: Kysely<Database>, row: DecisionRequestsTable): Promise<void> {
+  await db.insertInto('decision_requests').values(row).execute();
 }
 
 /**

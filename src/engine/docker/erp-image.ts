@@ -7,7 +7,7 @@
 // build on the same engine is a lookup.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { Readable } from 'node:stream';
@@ -52,7 +52,7 @@ export async function buildErpImage(api: DockerApi): Promise<{ image: string; bu
 function imageFiles(): ImageFile[] {
   const require = createRequire(join(packageRoot, 'package.json'));
   const sqliteRoot = dirname(require.resolve('better-sqlite3/package.json'));
-  const addon = join(sqliteRoot, 'build', 'Release', 'better_sqlite3.node');
+  const addon = sqliteAddon(sqliteRoot);
   const files: ImageFile[] = [{ target: '/usr/local/bin/node', source: process.execPath, mode: 0o755 }];
   for (const library of new Set([...sharedLibraries(process.execPath), ...sharedLibraries(addon)])) {
     files.push({ target: library, source: realpathSync(library), mode: 0o755 });
@@ -64,13 +64,27 @@ function imageFiles(): ImageFile[] {
   // only erp-app/database.js, already in the image): no compression runs in the container.
   const archiveModules = ['database-snapshot.js'];
   files.push(...app('dist/src/engine/local', (name) => archiveModules.some((module) => name.endsWith(`/${module}`))));
-  for (const [name, root] of [['better-sqlite3', sqliteRoot], ['bindings', dirname(require.resolve('bindings/package.json'))],
-    ['file-uri-to-path', dirname(createRequire(require.resolve('bindings')).resolve('file-uri-to-path/package.json'))]] as const) {
-    const wanted = (source: string) => name !== 'better-sqlite3' || /\/(lib\/.+\.js|package\.json)$/.test(source) || source === addon;
-    files.push(...filesUnder(root).filter(wanted).map((source) => ({ target: `/app/node_modules/${name}/${relative(root, source)}`, source, mode: 0o644 })));
-  }
+  // better-sqlite3's JavaScript finds its addon itself (lib/binding.js), at the same place in the image.
+  const wanted = (source: string) => /\/(lib\/.+\.js|package\.json)$/.test(source) || source === addon;
+  files.push(...filesUnder(sqliteRoot).filter(wanted)
+    .map((source) => ({ target: `/app/node_modules/better-sqlite3/${relative(sqliteRoot, source)}`, source, mode: 0o644 })));
   files.push({ target: '/app/package.json', source: '', mode: 0o644 });
   return files;
+}
+
+/**
+ * The addon better-sqlite3 loads on this machine, as its lib/binding.js chooses: one compiled on
+ * purpose (build/Release), else the prebuilt Node-API one for this platform (prebuilds/linux-x64.node).
+ */
+function sqliteAddon(sqliteRoot: string): string {
+  const compiled = join(sqliteRoot, 'build', 'Release', 'better_sqlite3.node');
+  if (existsSync(compiled)) return compiled;
+  const binding = createRequire(join(sqliteRoot, 'package.json'))(join(sqliteRoot, 'lib', 'binding.js')) as { getPrebuildPath(): string | null };
+  const prebuilt = binding.getPrebuildPath();
+  if (prebuilt === null) {
+    throw new DockerError(`better-sqlite3 in ${sqliteRoot} has no addon for ${process.platform}-${process.arch}; the ERP image needs one.`, null);
+  }
+  return prebuilt;
 }
 
 /** The libraries `ldd` says `binary` loads, with the dynamic loader. */

@@ -1,6 +1,8 @@
 // The contract between the local driver and the ERP application it runs: the files in a
 // service's directory and the exit codes. The driver writes service.json, then spawns
-// `node main.js <service dir>`; the application writes runtime.json once it listens.
+// `node main.js <service dir>`; the application writes runtime.json once it listens. The
+// outgoing-mail password is in no file in clear: service.json leaves it out and the process gets
+// it in its environment (MAIL_PASSWORD_ENV), as a container does; the driver keeps it sealed.
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -33,20 +35,26 @@ export const CONFIG_FILE = 'service.json';
 export const RUNTIME_FILE = 'runtime.json';
 export const DATABASE_FILE = 'erp.sqlite';
 export const LOG_FILE = 'service.log';
-/** The outgoing-mail password, which the control plane's database keeps only as a hash. */
+/** The outgoing-mail credentials (the control plane's database keeps the password only as a hash); the password sealed by the driver. */
 export const MAIL_CREDENTIALS_FILE = 'mail-credentials.json';
 
 /** Exit codes the driver turns into readable reasons. */
 export const EXIT_PORT_IN_USE = 98;
 export const EXIT_BAD_CONFIG = 78;
 
-export function readAppConfig(serviceDir: string): ErpAppConfig {
-  return JSON.parse(readFileSync(join(serviceDir, CONFIG_FILE), 'utf8')) as ErpAppConfig;
+/** Where the ERP process finds its outgoing-mail password (the container contract's name for it). */
+export const MAIL_PASSWORD_ENV = 'TEAMINFRA_SMTP_PASSWORD';
+
+export function readAppConfig(serviceDir: string, env: NodeJS.ProcessEnv = process.env): ErpAppConfig {
+  const config = JSON.parse(readFileSync(join(serviceDir, CONFIG_FILE), 'utf8')) as ErpAppConfig;
+  if (config.outgoingSmtpAuth) config.outgoingSmtpAuth = { ...config.outgoingSmtpAuth, password: env[MAIL_PASSWORD_ENV] ?? '' };
+  return config;
 }
 
+/** service.json, without the outgoing-mail password (launch.ts passes it in the environment). */
 export function writeAppConfig(serviceDir: string, config: ErpAppConfig): void {
-  // 0600: it may hold the outgoing-mail password.
-  writeAtomically(join(serviceDir, CONFIG_FILE), JSON.stringify(config, null, 2), 0o600);
+  const auth = config.outgoingSmtpAuth && { username: config.outgoingSmtpAuth.username, password: '' };
+  writeAtomically(join(serviceDir, CONFIG_FILE), JSON.stringify({ ...config, outgoingSmtpAuth: auth }, null, 2), 0o600);
 }
 
 export function readMailCredentials(serviceDir: string): MailCredentials | null {

@@ -6,7 +6,7 @@ import { closeSync, openSync, readSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DriverError, type RunningService, type StartHooks } from '../driver.js';
-import { EXIT_PORT_IN_USE, LOG_FILE, writeAppConfig, writeRuntime, type ErpAppConfig } from '../erp-app/config.js';
+import { EXIT_PORT_IN_USE, LOG_FILE, MAIL_PASSWORD_ENV, writeAppConfig, writeRuntime, type ErpAppConfig } from '../erp-app/config.js';
 import { probeHealth } from './probe.js';
 import { terminate } from './process-control.js';
 
@@ -26,8 +26,12 @@ export async function launchService(request: LaunchRequest, hooks: StartHooks): 
   const log = openSync(join(serviceDir, LOG_FILE), 'a');
   const child = spawn(process.execPath, [request.entry, serviceDir], {
     cwd: serviceDir, detached: true, stdio: ['ignore', log, log],
-    // The service gets none of the control plane's environment (tokens, database URL).
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    // The service gets none of the control plane's environment (tokens, database URL), only its
+    // own outgoing-mail password, which no file holds in clear (erp-app/config.ts).
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      ...(config.outgoingSmtpAuth ? { [MAIL_PASSWORD_ENV]: config.outgoingSmtpAuth.password } : {}),
+    },
   });
   closeSync(log);
   const pid = child.pid;

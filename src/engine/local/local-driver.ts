@@ -11,6 +11,8 @@ import {
 import { DATABASE_FILE, readMailCredentials, readRuntime, RUNTIME_FILE, writeMailCredentials } from '../erp-app/config.js';
 import { openErpDatabase } from '../erp-app/database.js';
 import type { PackedFile } from '../backup-compression.js';
+import { SecretBox } from '../../secrets/secret-box.js';
+import { loadSecretsKeys } from '../../secrets/secrets-key.js';
 import { runDatabaseJob } from './database-job.js';
 import { dropPreviousDatabase, removeDatabase, replaceDatabase, rollBackSwap, swapInDatabase } from './database-swap.js';
 import { erpAppEntry } from './erp-app-entry.js';
@@ -29,8 +31,15 @@ export interface LocalDriverOptions {
    */
   copyMailRelay?: () => string | null;
   host?: string;
+  /** Seals the copies' mail passwords kept in their service directories; the data directory's own key when not given. */
+  secrets?: SecretBox;
   startTimeoutMs?: number;
   stopGraceMs?: number;
+}
+
+/** What a local copy's mail password is sealed with: its service, so a sealed password moved to another service does not open. */
+function mailPasswordContext(serviceId: string): string {
+  return `local-service-mail:${serviceId}`;
 }
 
 export class LocalDriver implements ServiceDriver {
@@ -38,9 +47,11 @@ export class LocalDriver implements ServiceDriver {
   readonly host: string;
   private readonly startTimeoutMs: number;
   private readonly stopGraceMs: number;
+  private readonly secrets: SecretBox;
 
   constructor(private readonly options: LocalDriverOptions) {
     this.host = options.host ?? '127.0.0.1';
+    this.secrets = options.secrets ?? new SecretBox(loadSecretsKeys(options.dataDir));
     this.startTimeoutMs = options.startTimeoutMs ?? 10_000;
     this.stopGraceMs = options.stopGraceMs ?? 5_000;
   }
@@ -94,7 +105,7 @@ export class LocalDriver implements ServiceDriver {
       entry: erpAppEntry(), serviceDir: this.serviceDir(service), startTimeoutMs: this.startTimeoutMs, stopGraceMs: this.stopGraceMs,
       config: {
         serviceId: service.id, name: service.name, revision: service.revision, host: this.host, port,
-        outgoingSmtp: this.outgoingSmtpOf(service), outgoingSmtpAuth: readMailCredentials(this.serviceDir(service)),
+        outgoingSmtp: this.outgoingSmtpOf(service), outgoingSmtpAuth: this.mailCredentialsOf(service),
       },
     }, hooks);
   }
@@ -122,9 +133,17 @@ export class LocalDriver implements ServiceDriver {
     rmSync(this.serviceDir(service), { recursive: true, force: true });
   }
 
+  /** The password is sealed with the secrets key and bound to the service, as the Docker driver keeps it (docker-state.ts). */
   async storeMailCredentials(service: ServiceSpec, credentials: { username: string; password: string } | null): Promise<void> {
     mkdirSync(this.serviceDir(service), { recursive: true });
-    writeMailCredentials(this.serviceDir(service), credentials);
+    const sealed = credentials && { username: credentials.username, password: this.secrets.seal(credentials.password, mailPasswordContext(service.id)) };
+    writeMailCredentials(this.serviceDir(service), sealed);
+  }
+
+  /** What storeMailCredentials kept, opened; a password an earlier version kept in clear is read as it is. */
+  private mailCredentialsOf(service: ServiceSpec): { username: string; password: string } | null {
+    const stored = readMailCredentials(this.serviceDir(service));
+    return stored && { username: stored.username, password: this.secrets.reveal(stored.password, mailPasswordContext(service.id)) };
   }
 
   async backup(service: ServiceSpec, destination: string): Promise<BackupFile> {

@@ -46,12 +46,14 @@ export async function retriedOperation(
 ): Promise<OperationRow | undefined> {
   if (key === undefined) return undefined;
   const earlier = await findOperationByIdempotencyKey(trx, tokenId, key);
-  if (earlier && earlier.request_fingerprint !== fingerprint) {
-    throw new AppError('conflict',
-      'This Idempotency-Key was already used for a different request. Reuse a key only to retry the very same ' +
-        'request; send a new key for a new request.');
-  }
+  if (earlier && earlier.request_fingerprint !== fingerprint) throw keyUsedForAnotherRequest();
   return earlier;
+}
+
+export function keyUsedForAnotherRequest(): AppError {
+  return new AppError('conflict',
+    'This Idempotency-Key was already used for a different request. Reuse a key only to retry the very same ' +
+      'request; send a new key for a new request.');
 }
 
 export async function enqueue(context: RequestContext, capability: string, input: object, plan: Plan): Promise<OperationRow> {

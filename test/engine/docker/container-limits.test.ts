@@ -3,9 +3,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerLimitsOf } from '../../../src/engine/docker/container-limits.js';
 import { admin, runCli } from '../../support/cli.js';
-import { makeToken, seedTeam, startTestServer, type TestServer } from '../../support/fixtures.js';
+import type { TestServer } from '../../support/fixtures.js';
 import { act } from '../support/engine-http.js';
-import { dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi } from './support/docker-engine.js';
+import { dockerAvailable, removeEverythingOf, testDockerApi } from './support/docker-engine.js';
+import { startDockerTeam } from './support/docker-team.js';
 
 describe('containerLimitsOf', () => {
   it('is the server\'s setting when it has one, else the default of the environment, else 2 GiB and 2 cores', () => {
@@ -37,11 +38,9 @@ describe.runIf(dockerAvailable)('admin set-server-limits and the containers of a
   };
 
   beforeAll(async () => {
-    server = await startTestServer({ engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 20_000 } }, {}, { engine: true });
-    const team = await seedTeam(server.app);
-    token = (await makeToken(server.app, team.teamId)).value;
-    const image = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
-    serverId = (await admin(server.dataDir, ['create-server', '--team', team.teamId, '--name', 'limited', '--docker-host', TEST_DOCKER_HOST, '--image', image])).id;
+    const team = await startDockerTeam();
+    ({ server, token } = team);
+    serverId = await team.addServer('limited');
   }, 300_000);
   afterAll(async () => {
     await server?.close();

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decompressedFile } from '../../../src/engine/backup-compression.js';
 import { extractSingleFile } from '../../../src/engine/docker/archives.js';
-import { admin } from '../../support/cli.js';
-import { getJson, makeToken, seedTeam, startTestServer, type TestServer } from '../../support/fixtures.js';
+import { getJson, type TestServer } from '../../support/fixtures.js';
 import { act, send, waitForOperation } from '../support/engine-http.js';
-import { dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi } from './support/docker-engine.js';
+import { dockerAvailable, removeEverythingOf, testDockerApi } from './support/docker-engine.js';
+import { startDockerTeam } from './support/docker-team.js';
 import { digestOfDatabase, editServiceDatabase, growServiceDatabase, productsDigest, type VolumeOf } from './support/service-volume.js';
 
 const DATA_BYTES = 60_000_000;
@@ -50,16 +50,13 @@ describe.runIf(dockerAvailable)('ERP services of 60 MB on a Docker server', () =
   };
 
   beforeAll(async () => {
-    server = await startTestServer({
-      engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 30_000 },
-      mail: { host: '0.0.0.0', port: 0, maxMessageBytes: 1_000_000, maxEmailsPerCopy: 50 },
-    }, {}, { engine: true });
+    const team = await startDockerTeam({
+      engine: { startTimeoutMs: 30_000 }, mail: { host: '0.0.0.0', port: 0, maxMessageBytes: 1_000_000, maxEmailsPerCopy: 50 },
+    });
+    ({ server, token } = team);
     await server.app.mailCatcher.start();
-    const team = await seedTeam(server.app);
-    token = (await makeToken(server.app, team.teamId)).value;
-    const image = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
-    serverId = (await admin(server.dataDir, ['create-server', '--team', team.teamId, '--name', 'docker-large', '--docker-host', TEST_DOCKER_HOST, '--image', image])).id;
-    where = { api, db: server.app.db.kysely, image, serverId };
+    serverId = await team.addServer('docker-large');
+    where = { api, db: server.app.db.kysely, image: team.image, serverId };
     for (const name of ['big', 'other', 'third'] as const) services[name] = await create(name);
     expect(await growServiceDatabase(where, services.big, DATA_BYTES)).toBeGreaterThan(DATA_BYTES);
     original = await productsDigest(where, services.big);

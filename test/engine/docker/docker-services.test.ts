@@ -26,6 +26,7 @@ import { readDockerState } from '../../../src/engine/docker/docker-state.js';
 import { copyForCredentials } from '../../../src/mail/mail-credentials.js';
 import { isSealed } from '../../../src/secrets/secret-box.js';
 import { act, fetchText, portOf, send, tryConnect } from '../support/engine-http.js';
+import { derivedImage } from './support/docker-team.js';
 import { containersOfServer, dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi, volumesOfServer } from './support/docker-engine.js';
 
 /** The files of a backup (a zstd-compressed tar), by name. */
@@ -155,10 +156,8 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
 
   it('a redeploy whose new container fails its health check fails with the reason and leaves the old one serving', async () => {
     // A bad release: the same image whose command exits at once.
-    const base = await api.json<{ Id: string }>('POST', '/containers/create', { body: { Image: image, Labels: { 'io.teaminfra.server-id': serverId, 'io.teaminfra.role': 'helper' } } });
-    await api.json('POST', '/commit', { query: { container: base.Id, repo: 'teaminfra-test-broken', tag: serverId.toLowerCase(), changes: 'CMD ["/usr/local/bin/node","-e","console.error(\'boom: bad release\'); process.exit(3)"]' } });
-    await api.json('DELETE', `/containers/${base.Id}`, { query: { force: 1 } });
-    const broken = `teaminfra-test-broken:${serverId.toLowerCase()}`;
+    const broken = await derivedImage(api, image, `teaminfra-test-broken:${serverId.toLowerCase()}`,
+      ['CMD ["/usr/local/bin/node","-e","console.error(\'boom: bad release\'); process.exit(3)"]']);
     try {
       await admin(server.dataDir, ['set-server-image', '--server', serverId, '--image', broken]);
       const before = await service(serviceId);

@@ -4,9 +4,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDockerState } from '../../../src/engine/docker/docker-state.js';
 import { admin } from '../../support/cli.js';
-import { getJson, makeToken, seedTeam, startTestServer, type TestServer } from '../../support/fixtures.js';
+import { getJson, type TestServer } from '../../support/fixtures.js';
 import { act } from '../support/engine-http.js';
-import { dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi } from './support/docker-engine.js';
+import { dockerAvailable, removeEverythingOf, testDockerApi } from './support/docker-engine.js';
+import { derivedImage, startDockerTeam } from './support/docker-team.js';
 
 const DATABASE_PASSWORD = 'S3cret-Pg-Passw0rd';
 
@@ -15,25 +16,16 @@ describe.runIf(dockerAvailable)('the failure reason of an image that prints its 
   let server: TestServer;
   let token: string;
   let serverId: string;
-  let image: string;
   let leaky: string;
 
   beforeAll(async () => {
-    server = await startTestServer({
-      engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 20_000 },
-      mail: { host: '0.0.0.0', port: 0, maxMessageBytes: 1_000_000, maxEmailsPerCopy: 50 },
-    }, {}, { engine: true });
+    const team = await startDockerTeam({ mail: { host: '0.0.0.0', port: 0, maxMessageBytes: 1_000_000, maxEmailsPerCopy: 50 } });
+    ({ server, token } = team);
     await server.app.mailCatcher.start();
-    const team = await seedTeam(server.app);
-    token = (await makeToken(server.app, team.teamId)).value;
-    image = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
-    serverId = (await admin(server.dataDir, ['create-server', '--team', team.teamId, '--name', 'leaky', '--docker-host', TEST_DOCKER_HOST, '--image', image])).id;
+    serverId = await team.addServer('leaky');
     // The bundled image, whose program prints its configuration and exits, as a misconfigured ERP does.
-    const base = await api.json<{ Id: string }>('POST', '/containers/create', { body: { Image: image, Labels: { 'io.teaminfra.server-id': serverId, 'io.teaminfra.role': 'helper' } } });
     const program = `console.error('cannot connect to postgres://tryton:${DATABASE_PASSWORD}@db:5432/tryton, smtp ' + process.env.TEAMINFRA_SMTP_PASSWORD); process.exit(3)`;
-    leaky = `teaminfra-test-leaky:${serverId.toLowerCase()}`;
-    await api.json('POST', '/commit', { query: { container: base.Id, repo: 'teaminfra-test-leaky', tag: serverId.toLowerCase(), changes: `CMD ["/usr/local/bin/node","-e",${JSON.stringify(program)}]` } });
-    await api.json('DELETE', `/containers/${base.Id}`, { query: { force: 1 } });
+    leaky = await derivedImage(api, team.image, `teaminfra-test-leaky:${serverId.toLowerCase()}`, [`CMD ["/usr/local/bin/node","-e",${JSON.stringify(program)}]`]);
   }, 300_000);
   afterAll(async () => {
     await server?.close();

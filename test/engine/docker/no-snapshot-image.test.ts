@@ -4,30 +4,25 @@
 // mounted) the backup fails and says why, instead of completing with an archive that holds no
 // database and a restore that changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admin } from '../../support/cli.js';
-import { getJson, makeToken, seedTeam, startTestServer, type TestServer } from '../../support/fixtures.js';
+import { getJson, type TestServer } from '../../support/fixtures.js';
 import { act } from '../support/engine-http.js';
-import { dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi } from './support/docker-engine.js';
+import { dockerAvailable, removeEverythingOf, testDockerApi } from './support/docker-engine.js';
+import { derivedImage, startDockerTeam, type DockerTeam } from './support/docker-team.js';
 import { productsDigest } from './support/service-volume.js';
 
 describe.runIf(dockerAvailable)('backups of an image without a snapshot command', () => {
   const api = testDockerApi();
   let server: TestServer;
   let token: string;
-  let teamId: string;
-  let bundled: string;
+  let team: DockerTeam;
   const images: string[] = [];
   const servers: string[] = [];
 
   /** The bundled image with these labels changed, on a server of its own. */
   const serverOfImage = async (name: string, labels: string[]) => {
-    const base = await api.json<{ Id: string }>('POST', '/containers/create', { body: { Image: bundled, Labels: { 'io.teaminfra.role': 'helper' } } });
-    const image = `teaminfra-test-${name}:${Date.now().toString(36)}`;
+    const image = await derivedImage(api, team.image, `teaminfra-test-${name}:${Date.now().toString(36)}`, labels.map((label) => `LABEL ${label}`));
     images.push(image);
-    const [repo, tag] = image.split(':');
-    await api.json('POST', '/commit', { query: { container: base.Id, repo, tag, changes: labels.map((label) => `LABEL ${label}`) } });
-    await api.json('DELETE', `/containers/${base.Id}`, { query: { force: 1 } });
-    const serverId = (await admin(server.dataDir, ['create-server', '--team', teamId, '--name', name, '--docker-host', TEST_DOCKER_HOST, '--image', image])).id as string;
+    const serverId = await team.addServer(name, image);
     servers.push(serverId);
     const created = await act(server.baseUrl, token, 'POST', '/api/service-erp', { server_id: serverId, name });
     expect(created.state).toBe('succeeded');
@@ -36,10 +31,8 @@ describe.runIf(dockerAvailable)('backups of an image without a snapshot command'
   };
 
   beforeAll(async () => {
-    server = await startTestServer({ engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 20_000 } }, {}, { engine: true });
-    teamId = (await seedTeam(server.app)).teamId;
-    token = (await makeToken(server.app, teamId)).value;
-    bundled = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
+    team = await startDockerTeam();
+    ({ server, token } = team);
   }, 300_000);
   afterAll(async () => {
     await server?.close();

@@ -5,10 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pruneBackups } from '../../../src/engine/backup-retention.js';
 import { directoryTar } from '../../../src/engine/docker/archives.js';
-import { admin } from '../../support/cli.js';
-import { getJson, makeToken, seedTeam, startTestServer, type TestServer } from '../../support/fixtures.js';
+import { getJson, type TestServer } from '../../support/fixtures.js';
 import { act, fetchText } from '../support/engine-http.js';
-import { dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi } from './support/docker-engine.js';
+import { dockerAvailable, removeEverythingOf, testDockerApi } from './support/docker-engine.js';
+import { derivedImage, startDockerTeam } from './support/docker-team.js';
 import { editServiceDatabase, productsDigest, type VolumeOf } from './support/service-volume.js';
 
 describe.runIf(dockerAvailable)('ERP services of an image that does not run as root', () => {
@@ -29,20 +29,14 @@ describe.runIf(dockerAvailable)('ERP services of an image that does not run as r
   };
 
   beforeAll(async () => {
-    server = await startTestServer({ engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 20_000 } }, {}, { engine: true });
-    const team = await seedTeam(server.app);
-    token = (await makeToken(server.app, team.teamId)).value;
-    const bundled = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
+    const team = await startDockerTeam();
+    ({ server, token } = team);
     // The bundled image, made to run as user 1000 with /data its own.
-    const base = await api.json<{ Id: string }>('POST', '/containers/create', { body: { Image: bundled, Labels: { 'io.teaminfra.role': 'helper' } } });
-    await api.upload('PUT', `/containers/${base.Id}/archive`, directoryTar('data', 0o755, { uid: 1000, gid: 1000 }), 'application/x-tar', { query: { path: '/' } });
-    image = `teaminfra-test-nonroot:${Date.now().toString(36)}`;
-    const [repo, tag] = image.split(':');
-    await api.json('POST', '/commit', { query: { container: base.Id, repo, tag, changes: 'USER 1000:1000' } });
-    await api.json('DELETE', `/containers/${base.Id}`, { query: { force: 1 } });
+    image = await derivedImage(api, team.image, `teaminfra-test-nonroot:${Date.now().toString(36)}`, ['USER 1000:1000'],
+      directoryTar('data', 0o755, { uid: 1000, gid: 1000 }));
     const inspected = await api.json<{ Config: { User: string } }>('GET', `/images/${encodeURIComponent(image)}/json`);
     expect(inspected.Config.User).toBe('1000:1000');
-    serverId = (await admin(server.dataDir, ['create-server', '--team', team.teamId, '--name', 'nonroot', '--docker-host', TEST_DOCKER_HOST, '--image', image])).id;
+    serverId = await team.addServer('nonroot', image);
     where = { api, db: server.app.db.kysely, image, serverId };
   }, 300_000);
   afterAll(async () => {

@@ -1,7 +1,7 @@
 // The local driver against real processes: it never runs a service twice, never kills a pid it
 // has not recognised as the service's own, and explains a failed start in words.
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DriverError, type ServiceSpec } from '../../../src/engine/driver.js';
@@ -21,6 +21,21 @@ describe.skipIf(process.platform !== 'linux')('LocalDriver', () => {
   afterAll(async () => {
     expect(await killProcessesMatching(dataDir)).toBe(0);
     rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps a copy\'s mail password sealed in its service directory, in no file in clear, and gives it to the process', async () => {
+    const service = spec('svc_mailsealed00000000', { outgoingSmtp: '127.0.0.1:2525', parentId: 'svc_parent00000000000000' });
+    const password = 'clear-mail-password-4b1d';
+    await driver.storeMailCredentials(service, { username: 'copy-user', password });
+    const running = await driver.start(service, noHooks);
+    const dir = driver.serviceDir(service);
+    const files = readdirSync(dir).filter((name) => statSync(join(dir, name)).isFile());
+    expect(files).toEqual(expect.arrayContaining(['mail-credentials.json', 'service.json']));
+    for (const name of files) expect(readFileSync(join(dir, name)).includes(password), name).toBe(false);
+    const stored = JSON.parse(readFileSync(join(dir, 'mail-credentials.json'), 'utf8')) as { username: string; password: string };
+    expect(stored).toEqual({ username: 'copy-user', password: expect.stringMatching(/^tsec1:/) });
+    expect(readFileSync(`/proc/${running.pid}/environ`, 'utf8').split('\0')).toContain(`TEAMINFRA_SMTP_PASSWORD=${password}`);
+    await driver.stop(service);
   });
 
   it('adopts the running process when asked to start a service that already runs, instead of starting another', async () => {
