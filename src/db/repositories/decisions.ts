@@ -1,7 +1,8 @@
 // Decisions, as the API and the panel read and write them. Reach is applied in SQL: a token
 // reaches a decision of its team that it asked itself, or that is about no service, or about a
 // service it reaches (the same rule as for the service itself).
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
+import { sql } from '../kysely-runtime.js';
 import type { Reach } from '../../core/principal.js';
 import type { Database, DecisionRequestsTable, DecisionState, DecisionsTable } from '../tables.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';

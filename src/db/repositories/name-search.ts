@@ -2,7 +2,8 @@
 // "50%" finds "50%" and not everything. SQLite's LIKE already ignores (ASCII) case, as its lower()
 // would, and without a function call per row the walk of a team's names costs half as much;
 // PostgreSQL's LIKE does not, so it is ILIKE there.
-import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import type { Kysely, RawBuilder, SqlBool } from 'kysely';
+import { sql } from '../kysely-runtime.js';
 import { engineOf } from '../dialect.js';
 import type { Database } from '../tables.js';
 

@@ -2,7 +2,8 @@
 // decisions) is the union of a few index ranges, each read in id order up to the page and merged
 // here, instead of one walk of the team's rows filtered row by row (which reads the whole team to
 // find an empty page). The rule of reach itself is service-reach.ts; these are its ranges.
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import { sql } from '../kysely-runtime.js';
 import type { Database } from '../tables.js';
 
 /** The services a token limited to services reaches: its listed ones and their copies, each read by key. */
