@@ -51,7 +51,15 @@ export class AppServiceDriver {
   /** The network, the volumes and the sealed secrets; the admin's first login, sealed, when the definition has one. */
   async provision(service: ServiceSpec): Promise<{ initialCredentials?: SealedInitialCredentials }> {
     const app = await this.appOf(service);
-    const { api } = this.options.engines.engineOf(service.server);
+    const { api, address } = this.options.engines.engineOf(service.server);
+    // Said now, not at the first start: no registry is reachable, so a missing image is the operator's to build.
+    for (const image of new Set(app.containers.map((container) => container.image))) {
+      const found = await api.json<object | undefined>('GET', `/images/${encodeURIComponent(image)}/json`, { accept: [404] });
+      if (!found) {
+        throw new DriverError(`The image ${image} of the app ${app.name} is not on the Docker engine ${address.text}; the operator builds it ` +
+          `with "teaminfra admin build-app-images --app ${app.name} --docker-host ${address.text}", then create the service again.`);
+      }
+    }
     await this.ensureNetworkAndVolumes(api, service, app);
     const values = await ensureServiceSecrets(this.options.db, this.options.secrets, service.id, app.secrets);
     const admin = values[ADMIN_PASSWORD_SECRET];
