@@ -79,6 +79,10 @@ DROP INDEX IF EXISTS erp_services_parent;
 -- machine, 127.0.0.1, as for the local driver). Added after the first release.
 ALTER TABLE erp_services ADD COLUMN IF NOT EXISTS published_host TEXT;
 
+-- The app definition the service runs (src/engine/apps): a bundled name (demo, tryton) or one
+-- the operator added. NULL: the server's own image, as before apps existed (the demo path).
+ALTER TABLE erp_services ADD COLUMN IF NOT EXISTS app TEXT;
+
 -- Servers that are Docker engines (src/engine/docker): their services are containers there.
 -- A server without a row here runs its services as local processes (the embedded default).
 CREATE TABLE IF NOT EXISTS docker_servers (
@@ -108,6 +112,17 @@ CREATE TABLE IF NOT EXISTS docker_services (
 -- App definitions the operator added (teaminfra admin add-app; src/engine/apps): the Compose
 -- file as given, parsed again whenever it is read, so what runs always follows the code's
 -- rules. The bundled ones (demo, tryton) ship as files and have no row. No team token writes here.
+-- Secrets generated per service for its app definition (x-teaminfra secrets: the database
+-- password, the app's admin password), each sealed with the secrets key and bound to its service
+-- and name; unsealed only to fill a container's environment. Deleted with the service's containers.
+CREATE TABLE IF NOT EXISTS service_secrets (
+  service_id  TEXT NOT NULL REFERENCES erp_services (id),
+  name        TEXT NOT NULL,
+  sealed      TEXT NOT NULL,
+  created_at  TEXT NOT NULL,
+  PRIMARY KEY (service_id, name)
+);
+
 CREATE TABLE IF NOT EXISTS app_definitions (
   name        TEXT PRIMARY KEY,
   source      TEXT NOT NULL,

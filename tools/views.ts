@@ -1,6 +1,8 @@
 // Row to view mappers, so every capability shows a resource the same way.
 import type { z } from 'zod';
 import { serviceUrl } from '../src/engine/service-url.js';
+import { openInitialCredentials } from '../src/engine/apps/initial-credentials.js';
+import type { SecretBox } from '../src/secrets/secret-box.js';
 import type { DecisionRow } from '../src/db/repositories/decisions.js';
 import type { BackupView, DecisionView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
 import { decisionStateAt } from '../src/decisions/decision-state.js';
@@ -30,9 +32,14 @@ export function backupView(row: z.infer<typeof BackupView>): z.infer<typeof Back
   };
 }
 
-type OperationRow = Omit<z.infer<typeof OperationView>, 'backup_id' | 'decision_id'> & { parameters: string; decision_id?: string | null };
+type OperationRow = Omit<z.infer<typeof OperationView>, 'backup_id' | 'decision_id' | 'result'> & {
+  parameters: string; decision_id?: string | null; result?: string | null; requested_by_token_id?: string | null;
+};
 
-export function operationView(row: OperationRow): z.infer<typeof OperationView> {
+/** Who reads an operation: its initial credentials are opened for the token that requested it, and for no one else. */
+export interface OperationViewer { tokenId: string; secrets?: SecretBox | undefined }
+
+export function operationView(row: OperationRow, viewer?: OperationViewer): z.infer<typeof OperationView> {
   return {
     id: row.id, kind: row.kind, state: row.state, reason: row.reason, service_id: row.service_id,
     server_id: row.server_id, requested_channel: row.requested_channel, created_at: row.created_at,
@@ -40,7 +47,20 @@ export function operationView(row: OperationRow): z.infer<typeof OperationView> 
     // Fixed when a backup or restore is queued, so a client can follow the backup at once.
     backup_id: (JSON.parse(row.parameters) as { backup_id?: string }).backup_id ?? null,
     decision_id: row.decision_id ?? null,
+    result: shownResult(row, viewer),
   };
+}
+
+/**
+ * What an operation's result shows: today only a created service's initial credentials, kept
+ * sealed in the row (initial-credentials.ts) and opened only for the token that created the
+ * service; every other reader (another token, a list over MCP without the key) sees null.
+ */
+function shownResult(row: OperationRow, viewer: OperationViewer | undefined): z.infer<typeof OperationView>['result'] {
+  if (row.state !== 'succeeded' || !row.result || !row.service_id || !viewer?.secrets) return null;
+  if (!row.requested_by_token_id || row.requested_by_token_id !== viewer.tokenId) return null;
+  const credentials = openInitialCredentials(JSON.parse(row.result) as object, row.service_id, viewer.secrets);
+  return credentials ? { initial_credentials: credentials } : null;
 }
 
 type EmailRow = {

@@ -1,5 +1,6 @@
 // The shape of one capability. Each file under tools/ calls defineCapability() once; the REST
 // adapter, the MCP adapter and the OpenAPI document are all projections of this one object.
+import type { SecretBox } from '../secrets/secret-box.js';
 import type { z } from 'zod';
 import type { PermissionId } from '../auth/permissions.js';
 import type { Db } from '../db/connect.js';
@@ -73,6 +74,8 @@ export interface CapabilityContext {
    * operation already exists (awaiting_approval) and is queued in place instead of inserted.
    */
   approvedOperationId?: string;
+  /** Opens the sealed initial credentials of a service for the token that created it (operationView); absent without a key. */
+  secrets?: SecretBox;
 }
 
 /** A file a capability offers for download: REST streams it (with Range), MCP gets a link. */

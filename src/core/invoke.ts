@@ -10,6 +10,7 @@
 // for anything else, as for anything outside a token's reach.
 // Adapters hold no rules: they turn a request into (capability, raw input, credentials) and
 // format what comes back.
+import type { SecretBox } from '../secrets/secret-box.js';
 import type { z } from 'zod';
 import { authenticate } from '../auth/authenticate.js';
 import type { Db } from '../db/connect.js';
@@ -27,6 +28,8 @@ export interface CoreDeps {
   onInternalError?: (error: AppError, capability: string) => void;
   /** Where this server is reached from outside, for links handed to clients (downloads). */
   publicUrl?: string;
+  /** Opens sealed values a capability shows once (an app's initial credentials); absent, they are not shown. */
+  secrets?: SecretBox;
 }
 
 export interface Credentials {
@@ -150,6 +153,7 @@ async function gateThen<T>(
         target,
         idempotencyKey: credentials.idempotencyKey,
         publicUrl: deps.publicUrl,
+        secrets: deps.secrets,
       });
     deps.audit.tokenUsed(principal.tokenId, channel);
     // Reads only touch last-used; every action gets its own row.

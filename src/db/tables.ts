@@ -30,6 +30,8 @@ export interface ErpServicesTable {
   outgoing_smtp: string | null; mail_username: string | null; mail_password_hash: string | null;
   state_reason: string | null; created_at: string; updated_at: string; deleted_at: string | null;
   published_host: string | null;
+  /** The app definition it runs; null: the server's image (today's demo path). */
+  app: string | null;
 }
 
 export interface DockerServersTable {
@@ -39,6 +41,8 @@ export interface DockerServersTable {
 export interface DockerServicesTable {
   service_id: string; volume: string; mail_username: string | null; mail_password: string | null; updated_at: string;
 }
+
+export interface ServiceSecretsTable { service_id: string; name: string; sealed: string; created_at: string }
 
 export interface AppDefinitionsTable { name: string; source: string; created_at: string; updated_at: string }
 
@@ -159,6 +163,7 @@ export interface Database {
   docker_servers: DockerServersTable;
   docker_services: DockerServicesTable;
   app_definitions: AppDefinitionsTable;
+  service_secrets: ServiceSecretsTable;
   api_tokens: ApiTokensTable;
   api_token_services: ApiTokenServicesTable;
   api_token_servers: ApiTokenServersTable;

@@ -54,8 +54,10 @@ export const ACTIONS: Record<OperationKind, Action> = {
     return { result: { port: running.port, revision }, service: { state: 'running', reason: null, ...running, revision } };
   },
   async create({ db, driver, operation }) {
-    await driver.provision(await requireService(db, operation));
-    return { result: {}, service: { state: 'stopped', reason: null } };
+    const provisioned = await driver.provision(await requireService(db, operation));
+    // Sealed in the result; only the token that created the service sees it opened (tools/views.ts).
+    const credentials = provisioned?.initialCredentials;
+    return { result: credentials ? { initial_credentials: credentials } : {}, service: { state: 'stopped', reason: null } };
   },
   async delete({ db, driver, operation }) {
     const copies = copiesToDelete(operation);

@@ -4,7 +4,7 @@
 // engine and says what to do, and holds nothing of ours; no reason quotes a secret
 // (redact-secrets.ts), whichever driver wrote it.
 import {
-  DriverError, type BackupFile, type RestoreHooks, type RunningService, type ServerSpec, type ServiceDriver, type ServiceSpec,
+  DriverError, type BackupFile, type ProvisionResult, type RestoreHooks, type RunningService, type ServerSpec, type ServiceDriver, type ServiceSpec,
   type ServiceStatus, type StartHooks,
 } from './driver.js';
 import { DockerError } from './docker/docker-api.js';
@@ -19,7 +19,7 @@ export class DriverRouter implements ServiceDriver {
     return this.engineFailures(this.driverOf(server).provisionServer(server));
   }
 
-  provision(service: ServiceSpec): Promise<void> {
+  provision(service: ServiceSpec): Promise<ProvisionResult | void> {
     return this.engineFailures(this.driverOf(service.server).provision(service), service);
   }
 

@@ -27,7 +27,14 @@ export interface ServiceSpec {
   outgoingSmtp: string | null;
   /** For a copy, the ERP service it copies. A copy's mail only ever goes to the mail catcher. */
   parentId: string | null;
+  /** The app definition it runs (src/engine/apps); null or absent: the server's image, the single-container path. */
+  app?: string | null;
   server: ServerSpec;
+}
+
+/** What creating a service gives back once: an app's admin login, its password sealed for the creating token (apps/initial-credentials.ts). */
+export interface ProvisionResult {
+  initialCredentials?: { login: string; password_sealed: string };
 }
 
 export interface RunningService {
@@ -79,8 +86,8 @@ export interface RestoreHooks extends StartHooks {
 export interface ServiceDriver {
   readonly name: string;
   provisionServer(server: ServerSpec): Promise<{ rootDir: string }>;
-  /** Creates the service's files and database. Idempotent. */
-  provision(service: ServiceSpec): Promise<void>;
+  /** Creates the service's files and database (for an app, its network, volumes and secrets). Idempotent. */
+  provision(service: ServiceSpec): Promise<ProvisionResult | void>;
   /** Runs the service; adopts a process of it that is already running instead of starting another. */
   start(service: ServiceSpec, hooks: StartHooks): Promise<RunningService>;
   /** Ends every process of the service. Idempotent. */

@@ -7,7 +7,7 @@
 // timeout on progress then keeps waiting).
 import { findOperation } from '../db/repositories/operations.js';
 import type { Db } from '../db/connect.js';
-import { operationView } from '../../tools/views.js';
+import { operationView, type OperationViewer } from '../../tools/views.js';
 
 export interface WaitOptions {
   timeoutMs: number;
@@ -45,7 +45,7 @@ export function isQueuedOperation(output: unknown): output is { id: string; stat
 
 const ENDED = new Set(['succeeded', 'failed']);
 
-export async function awaitOperation(db: Db, operation: { id: string; state: string }, options: WaitOptions): Promise<unknown> {
+export async function awaitOperation(db: Db, operation: { id: string; state: string }, options: WaitOptions, viewer?: OperationViewer): Promise<unknown> {
   const deadline = Date.now() + options.timeoutMs;
   let state = operation.state;
   let step = 0;
@@ -60,7 +60,7 @@ export async function awaitOperation(db: Db, operation: { id: string; state: str
     await new Promise((resolve) => setTimeout(resolve, options.pollMs));
     const row = await findOperation(db.kysely, operation.id);
     if (!row) break;
-    latest = operationView(row) as unknown as Record<string, unknown>;
+    latest = operationView(row, viewer) as unknown as Record<string, unknown>;
     if (row.state !== state) {
       state = row.state;
       await tell(state);

@@ -16,5 +16,5 @@ export default defineCapability({
   http: { method: 'GET', path: '/api/operations/{operation_id}', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed', 'not_found'],
-  run: async (_input, { target }) => operationView(target as Parameters<typeof operationView>[0]),
+  run: async (_input, { target, actor, secrets }) => operationView(target as Parameters<typeof operationView>[0], { tokenId: actor.tokenId, secrets }),
 });

@@ -20,6 +20,6 @@ export default defineCapability({
   http: { method: 'GET', path: '/api/operations', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed'],
-  run: async (input, { db, reach }) =>
-    toPage(await listReachableOperations(db.kysely, reach, input), input.limit, operationView),
+  run: async (input, { db, reach, actor, secrets }) =>
+    toPage(await listReachableOperations(db.kysely, reach, input), input.limit, (row) => operationView(row, { tokenId: actor.tokenId, secrets })),
 });

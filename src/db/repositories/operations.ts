@@ -10,6 +10,8 @@ import { serviceInListedReach } from './service-reach.js';
 export const OPERATION_COLUMNS = [
   'o.id', 'o.kind', 'o.state', 'o.reason', 'o.service_id', 'o.server_id', 'o.requested_channel',
   'o.created_at', 'o.started_at', 'o.finished_at', 'o.parameters', 'o.decision_id',
+  // For the view's result, which only the requesting token sees opened (tools/views.ts).
+  'o.result', 'o.requested_by_token_id',
 ] as const;
 
 /**

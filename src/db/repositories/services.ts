@@ -80,14 +80,14 @@ export async function findReachableService(db: Kysely<Database>, reach: Reach, s
 
 export async function insertService(
   db: Kysely<Database>,
-  values: { teamId: string; serverId: string; name: string; parentId?: string | null; state?: ServiceState },
+  values: { teamId: string; serverId: string; name: string; parentId?: string | null; state?: ServiceState; app?: string | null },
 ): Promise<string> {
   const id = newId('svc');
   const now = nowIso();
   await db.insertInto('erp_services').values({
     id, team_id: values.teamId, server_id: values.serverId, parent_id: values.parentId ?? null, name: values.name,
     state: values.state ?? 'stopped', revision: 1, port: null, pid: null, outgoing_smtp: null, mail_username: null,
-    mail_password_hash: null, state_reason: null, created_at: now, updated_at: now, deleted_at: null,
+    mail_password_hash: null, state_reason: null, created_at: now, updated_at: now, deleted_at: null, app: values.app ?? null,
   }).execute();
   return id;
 }

@@ -10,7 +10,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import {
-  DriverError, type BackupFile, type RestoreHooks, type RunningService, type ServerSpec, type ServiceDriver, type ServiceSpec,
+  DriverError, type BackupFile, type ProvisionResult, type RestoreHooks, type RunningService, type ServerSpec, type ServiceDriver, type ServiceSpec,
   type ServiceStatus, type StartHooks,
 } from '../driver.js';
 import { directoryTar, packArchive, stripTopDirectory, unpackedTar, verifyArchive } from './archives.js';
@@ -28,6 +28,7 @@ import type { EngineRegistry } from './engine-registry.js';
 import { CONTRACT_LABELS, type ImageContract } from './erp-image-contract.js';
 import { backupsVolumeName, dataVolumeName, generationOf, LABEL, labelsOf } from './labels.js';
 import { choosePort } from './ports.js';
+import { AppServiceDriver, runsAnApp } from './app-service-driver.js';
 
 export interface DockerDriverOptions {
   db: Kysely<Database>;
@@ -49,8 +50,12 @@ const HELPER_TIMEOUT_MS = 30 * 60_000;
 
 export class DockerDriver implements ServiceDriver {
   readonly name = 'docker';
+  /** Services of a multi-container app definition (tryton); `demo` and no app take the single-container path below. */
+  private readonly apps: AppServiceDriver;
 
-  constructor(private readonly options: DockerDriverOptions) {}
+  constructor(private readonly options: DockerDriverOptions) {
+    this.apps = new AppServiceDriver(options);
+  }
 
   async provisionServer(server: ServerSpec): Promise<{ rootDir: string }> {
     // The engine answers and has the image (the bundled one is built there if missing), or a sentence says which is wrong.
@@ -60,7 +65,8 @@ export class DockerDriver implements ServiceDriver {
     return { rootDir: address.text };
   }
 
-  async provision(service: ServiceSpec): Promise<void> {
+  async provision(service: ServiceSpec): Promise<ProvisionResult | void> {
+    if (runsAnApp(service)) return this.apps.provision(service);
     const { api } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
     const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
@@ -72,6 +78,7 @@ export class DockerDriver implements ServiceDriver {
   }
 
   async status(service: ServiceSpec): Promise<ServiceStatus> {
+    if (runsAnApp(service)) return this.apps.status(service);
     const { api, address } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
     const host = publishedHost(address);
@@ -88,6 +95,7 @@ export class DockerDriver implements ServiceDriver {
   }
 
   async start(service: ServiceSpec, hooks: StartHooks): Promise<RunningService> {
+    if (runsAnApp(service)) return this.apps.start(service, hooks);
     const { api } = this.options.engines.engineOf(service.server);
     const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
     const containers = await listServiceContainers(api, service.id);
@@ -99,6 +107,7 @@ export class DockerDriver implements ServiceDriver {
   }
 
   async stop(service: ServiceSpec): Promise<void> {
+    if (runsAnApp(service)) return this.apps.stop(service);
     const { api } = this.options.engines.engineOf(service.server);
     for (const container of await listServiceContainers(api, service.id)) {
       if (container.running) await stopContainer(api, container.id, this.options.stopGraceMs);
@@ -106,6 +115,7 @@ export class DockerDriver implements ServiceDriver {
   }
 
   async redeploy(service: ServiceSpec, revision: number, hooks: StartHooks): Promise<RunningService> {
+    if (runsAnApp(service)) throw this.apps.notSupported(service, 'Redeploys');
     const { api } = this.options.engines.engineOf(service.server);
     const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
     const before = await listServiceContainers(api, service.id);
@@ -127,6 +137,7 @@ export class DockerDriver implements ServiceDriver {
   }
 
   async destroy(service: ServiceSpec): Promise<void> {
+    if (runsAnApp(service)) return this.apps.destroy(service);
     const { api } = this.options.engines.engineOf(service.server);
     await this.removeContainers(api, await listServiceContainers(api, service.id));
     await this.removeContainers(api, await listServiceContainers(api, service.id, 'helper'));
@@ -139,10 +150,12 @@ export class DockerDriver implements ServiceDriver {
 
   async secretValuesOf(service: ServiceSpec): Promise<string[]> {
     const { mail } = await readDockerState(this.options.db, this.options.secrets, service.id);
-    return mail ? [mail.password] : [];
+    const own = runsAnApp(service) ? await this.apps.secretValuesOf(service) : [];
+    return [...(mail ? [mail.password] : []), ...own];
   }
 
   async backup(service: ServiceSpec, destination: string): Promise<BackupFile> {
+    if (runsAnApp(service)) throw this.apps.notSupported(service, 'Backups');
     const { api } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
     const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
@@ -159,6 +172,7 @@ export class DockerDriver implements ServiceDriver {
   }
 
   async copy(source: ServiceSpec, copy: ServiceSpec): Promise<void> {
+    if (runsAnApp(source)) throw this.apps.notSupported(source, 'Copies');
     const { api } = this.options.engines.engineOf(copy.server);
     const contract = await this.options.engines.contractOf(copy.server);
     const { volume: sourceVolume } = await readDockerState(this.options.db, this.options.secrets, source.id);
@@ -173,6 +187,7 @@ export class DockerDriver implements ServiceDriver {
   }
 
   async restore(service: ServiceSpec, backup: { path: string; sha256: string }, hooks: RestoreHooks): Promise<RunningService | null> {
+    if (runsAnApp(service)) throw this.apps.notSupported(service, 'Restores');
     const { api } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
     const { volume: current } = await readDockerState(this.options.db, this.options.secrets, service.id);

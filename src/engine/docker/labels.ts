@@ -11,14 +11,17 @@ export const LABEL = {
   volume: 'io.teaminfra.volume',
   /** On a helper container: the control-plane process that made it (host/pid/nonce), to tell one a crash left behind. */
   madeBy: 'io.teaminfra.made-by',
+  /** On a container of an app's service: its Compose service name (database, tryton). */
+  appService: 'io.teaminfra.app-service',
 } as const;
 
-export type Role = 'service' | 'helper' | 'data' | 'backups';
+export type Role = 'service' | 'helper' | 'data' | 'backups' | 'network';
 
 export function labelsOf(
-  values: { serviceId?: string; serverId: string; revision?: number; role: Role; volume?: string; madeBy?: string },
+  values: { serviceId?: string; serverId: string; revision?: number; role: Role; volume?: string; madeBy?: string; appService?: string },
 ): Record<string, string> {
   return {
+    ...(values.appService ? { [LABEL.appService]: values.appService } : {}),
     [LABEL.serverId]: values.serverId, [LABEL.role]: values.role,
     ...(values.madeBy ? { [LABEL.madeBy]: values.madeBy } : {}),
     ...(values.serviceId ? { [LABEL.serviceId]: values.serviceId } : {}),
@@ -44,4 +47,19 @@ export function generationOf(volume: string): number {
 
 export function backupsVolumeName(serverId: string): string {
   return `teaminfra-backups-${serverId}`;
+}
+
+/** The bridge network of one service of an app: its containers find each other there by their Compose names. */
+export function appNetworkName(serviceId: string): string {
+  return `teaminfra-net-${serviceId}`;
+}
+
+/** The engine volume of one volume of an app definition, for one service. */
+export function appVolumeName(serviceId: string, volume: string): string {
+  return `teaminfra-data-${serviceId}-${volume}`;
+}
+
+/** One container of an app's service, per revision: a create repeated after a crash finds it (409) and adopts it. */
+export function appContainerName(serviceId: string, revision: number, appService: string): string {
+  return `teaminfra-${serviceId}-r${revision}-${appService}`;
 }

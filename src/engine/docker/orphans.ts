@@ -1,4 +1,4 @@
-// Containers and volumes on our engines whose service no longer exists (deleted while an engine
+// Containers, volumes and networks on our engines whose service no longer exists (deleted while an engine
 // was unreachable, or a crash between a delete's steps). They may hold a team's data, so they
 // are reported, one log line each, and never removed by us: the operator decides.
 import type { Kysely } from 'kysely';
@@ -7,7 +7,7 @@ import type { EngineRegistry } from './engine-registry.js';
 import { LABEL, labelFilter } from './labels.js';
 
 export interface Orphan {
-  kind: 'container' | 'volume';
+  kind: 'container' | 'volume' | 'network';
   name: string;
   serviceId: string;
   serverId: string;
@@ -34,6 +34,12 @@ export async function findDockerOrphans(db: Kysely<Database>, engines: EngineReg
       const serviceId = volume.Labels?.[LABEL.serviceId];
       if (serviceId && !live.has(serviceId)) orphans.push({ kind: 'volume', name: volume.Name, serviceId, serverId: server.server_id, engine: address.text });
     }
+    // An app's service has a network of its own (app-service-driver.ts).
+    const networks = await api.json<{ Name: string; Labels: Record<string, string> | null }[]>('GET', '/networks', { query: { filters } });
+    for (const network of networks) {
+      const serviceId = network.Labels?.[LABEL.serviceId];
+      if (serviceId && !live.has(serviceId)) orphans.push({ kind: 'network', name: network.Name, serviceId, serverId: server.server_id, engine: address.text });
+    }
   }
   return orphans;
 }
@@ -43,7 +49,7 @@ export async function reportDockerOrphans(db: Kysely<Database>, engines: EngineR
     for (const orphan of await findDockerOrphans(db, engines)) {
       console.warn(JSON.stringify({
         level: 'warn', msg: `Docker ${orphan.kind} ${orphan.name} belongs to ERP service ${orphan.serviceId}, which no longer exists; ` +
-          'it was left in place (it may hold data). Remove it with docker rm / docker volume rm once you no longer need it.',
+          'it was left in place (it may hold data). Remove it with docker rm / docker volume rm / docker network rm once you no longer need it.',
         ...orphan,
       }));
     }

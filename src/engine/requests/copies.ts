@@ -6,6 +6,7 @@ import { AppError, notFound } from '../../core/errors.js';
 import type { Database } from '../../db/tables.js';
 import { findInFlightOperation, type OperationRow } from '../../db/repositories/operations.js';
 import { insertService } from '../../db/repositories/services.js';
+import { refuseIfAppCannot } from './app-limits.js';
 import { enqueue, operationInFlight, type RequestContext } from './enqueue.js';
 
 /** While one of these runs on the source, its data is missing, changing wholesale, or going away. */
@@ -19,6 +20,7 @@ export async function requestCopy(
       .where('id', '=', input.service_id).where('team_id', '=', context.reach.teamId).where('deleted_at', 'is', null)
       .executeTakeFirst();
     if (!source) throw notFound('ERP service');
+    await refuseIfAppCannot(trx, source.id, 'Copies');
     const busy = await findInFlightOperation(trx, { serviceId: source.id });
     if (busy && SOURCE_UNSETTLED.has(busy.kind)) throw operationInFlight(`ERP service ${source.id}`, busy);
     // A copy of a copy is another copy of the same service (with the copied copy's data): copies

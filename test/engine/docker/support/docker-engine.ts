@@ -31,4 +31,9 @@ export async function volumesOfServer(api: DockerApi, serverId: string): Promise
 export async function removeEverythingOf(api: DockerApi, serverId: string): Promise<void> {
   for (const container of await containersOfServer(api, serverId)) await api.json('DELETE', `/containers/${container.Id}`, { query: { force: 1 }, accept: [404] });
   for (const volume of await volumesOfServer(api, serverId)) await api.json('DELETE', `/volumes/${volume.Name}`, { accept: [404] });
+  for (const network of await networksOfServer(api, serverId)) await api.json('DELETE', `/networks/${network.Id}`, { accept: [404] });
+}
+
+export async function networksOfServer(api: DockerApi, serverId: string): Promise<{ Id: string; Name: string; Labels: Record<string, string> }[]> {
+  return api.json('GET', '/networks', { query: { filters: labelFilter({ [LABEL.serverId]: serverId }) } });
 }

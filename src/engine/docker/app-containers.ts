@@ -1,0 +1,163 @@
+// Engine calls for the containers of an app definition (src/engine/apps): the service's own
+// bridge network, the containers of its Compose services joined to it under their Compose names,
+// the engine's own healthcheck of a container that declares one, and the definition's commands
+// as one-off containers on that network (like `docker compose run`). Every object carries our
+// labels; every wait has a deadline.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DriverError } from '../driver.js';
+import type { AppCommand, AppContainer } from '../apps/app-definition.js';
+import type { ContainerLimits } from './container-limits.js';
+import type { DockerApi } from './docker-api.js';
+import { lastOutput, runHelper } from './containers.js';
+import { LABEL, labelFilter, labelsOf } from './labels.js';
+import { newLeaseOwner } from '../lease-owner.js';
+
+/** Names this process on the one-off containers it makes, as containers.ts does for helpers. */
+const THIS_PROCESS = newLeaseOwner();
+
+export interface AppContainerSummary {
+  id: string;
+  name: string;
+  running: boolean;
+  revision: number;
+  /** Its Compose service name. */
+  appService: string;
+  port: number | null;
+}
+
+interface Listed {
+  Id: string; Names: string[]; State: string; Labels: Record<string, string>;
+  Ports: { PrivatePort: number; PublicPort?: number }[];
+}
+
+export async function listAppContainers(api: DockerApi, serviceId: string): Promise<AppContainerSummary[]> {
+  const listed = await api.json<Listed[]>('GET', '/containers/json', {
+    query: { all: 1, filters: labelFilter({ [LABEL.serviceId]: serviceId, [LABEL.role]: 'service' }) },
+  });
+  return listed.map((container) => ({
+    id: container.Id, name: (container.Names[0] ?? '').replace(/^\//, ''), running: container.State === 'running',
+    revision: Number(container.Labels[LABEL.revision] ?? 0), appService: container.Labels[LABEL.appService] ?? '',
+    port: container.Ports.find((port) => port.PublicPort !== undefined)?.PublicPort ?? null,
+  }));
+}
+
+/** The service's network, made once; a network of that name we did not make is refused, not joined. */
+export async function ensureNetwork(api: DockerApi, name: string, labels: Record<string, string>): Promise<void> {
+  const existing = await api.json<{ Labels: Record<string, string> | null } | undefined>('GET', `/networks/${name}`, { accept: [404] });
+  if (existing) {
+    if (existing.Labels?.[LABEL.role] !== 'network') throw new DriverError(`A network named ${name} that teaminfra did not create exists on the engine; rename or remove it.`);
+    return;
+  }
+  await api.json('POST', '/networks/create', { body: { Name: name, Driver: 'bridge', CheckDuplicate: true, Labels: labels }, accept: [409] });
+}
+
+export async function removeNetworks(api: DockerApi, serviceId: string): Promise<void> {
+  const networks = await api.json<{ Id: string }[]>('GET', '/networks', {
+    query: { filters: labelFilter({ [LABEL.serviceId]: serviceId, [LABEL.role]: 'network' }) },
+  });
+  for (const network of networks) await api.json('DELETE', `/networks/${network.Id}`, { accept: [404] });
+}
+
+export interface NewAppContainer {
+  name: string;
+  serviceId: string;
+  serverId: string;
+  revision: number;
+  container: AppContainer;
+  network: string;
+  /** Engine volume of each definition volume. */
+  volumeOf(volume: string): string;
+  env: string[];
+  limits: ContainerLimits;
+  /** For the web container: its port published on bindAddress:hostPort. */
+  publish?: { containerPort: number; bindAddress: string; hostPort: number };
+}
+
+function hostConfigOf(spec: Pick<NewAppContainer, 'container' | 'network' | 'volumeOf'>, extraMounts: { volume: string; target: string }[] = []) {
+  return {
+    NetworkMode: spec.network,
+    Mounts: [
+      ...spec.container.volumes.map((mount) => ({ Type: 'volume', Source: spec.volumeOf(mount.volume), Target: mount.target, ReadOnly: mount.readOnly })),
+      ...extraMounts.map((mount) => ({ Type: 'volume', Source: mount.volume, Target: mount.target })),
+    ],
+    // The mail catcher runs on the control plane's machine, reached through the engine's bridge gateway.
+    ExtraHosts: ['host.docker.internal:host-gateway'],
+  };
+}
+
+/** Creates the container, or finds the one of that name (a crash after create): never two. */
+export async function createAppContainer(api: DockerApi, spec: NewAppContainer): Promise<string> {
+  const { container, publish } = spec;
+  const portKey = publish ? `${publish.containerPort}/tcp` : undefined;
+  const created = await api.json<{ Id: string } | undefined>('POST', '/containers/create', {
+    query: { name: spec.name }, accept: [409],
+    body: {
+      Image: container.image, Env: spec.env,
+      ...(container.command ? { Cmd: container.command } : {}),
+      ...(container.user ? { User: container.user } : {}),
+      Labels: labelsOf({ serviceId: spec.serviceId, serverId: spec.serverId, revision: spec.revision, role: 'service', appService: container.name }),
+      ...(portKey ? { ExposedPorts: { [portKey]: {} } } : {}),
+      ...(container.healthcheck ? {
+        Healthcheck: {
+          Test: ['CMD', ...container.healthcheck.test], Interval: container.healthcheck.intervalMs * 1e6,
+          Timeout: container.healthcheck.timeoutMs * 1e6, Retries: container.healthcheck.retries,
+          StartPeriod: container.healthcheck.startPeriodMs * 1e6,
+        },
+      } : {}),
+      HostConfig: {
+        ...hostConfigOf(spec),
+        ...(portKey && publish ? { PortBindings: { [portKey]: [{ HostIp: publish.bindAddress, HostPort: String(publish.hostPort) }] } } : {}),
+        RestartPolicy: { Name: 'no' },
+        Memory: spec.limits.memoryBytes, MemorySwap: spec.limits.memoryBytes, NanoCpus: spec.limits.nanoCpus,
+      },
+      NetworkingConfig: { EndpointsConfig: { [spec.network]: { Aliases: [container.name] } } },
+    },
+  });
+  if (created) return created.Id;
+  const existing = await api.json<{ Id: string; Config: { Labels: Record<string, string> } }>('GET', `/containers/${spec.name}/json`);
+  if (existing.Config.Labels[LABEL.serviceId] !== spec.serviceId) {
+    throw new DriverError(`A container named ${spec.name} that teaminfra did not create exists on the engine; rename or remove it.`);
+  }
+  return existing.Id;
+}
+
+/** Waits for the engine's healthcheck of the container to say healthy; fails with its last output if it stops or at the deadline. */
+export async function waitEngineHealthy(api: DockerApi, id: string, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let pause = 50; ; pause = Math.min(pause * 2, 500)) {
+    const inspected = await api.json<{ State: { Status: string; ExitCode: number; Health?: { Status: string } } }>('GET', `/containers/${id}/json`);
+    if (inspected.State.Health?.Status === 'healthy') return;
+    if (inspected.State.Status !== 'running') {
+      throw new DriverError(`The ${what} container exited (code ${inspected.State.ExitCode}) before it was healthy${await lastOutput(api, id)}.`);
+    }
+    if (Date.now() > deadline) {
+      throw new DriverError(`The ${what} container was not healthy within ${Math.round(timeoutMs / 1000)} s${await lastOutput(api, id)}.`);
+    }
+    await sleep(pause);
+  }
+}
+
+/**
+ * Runs a definition command as a one-off container of `container` (its image, environment,
+ * volumes, user) on the service's network, at most `timeoutMs`; removed afterwards. Labelled a
+ * helper of the service, so a delete removes one a crash left behind.
+ */
+export async function runAppCommand(
+  api: DockerApi,
+  spec: Pick<NewAppContainer, 'serviceId' | 'serverId' | 'container' | 'network' | 'volumeOf' | 'env'> & { command: AppCommand; what: string; timeoutMs: number },
+): Promise<{ exitCode: number; output: string }> {
+  const created = await api.json<{ Id: string }>('POST', '/containers/create', {
+    body: {
+      // As `docker compose run SERVICE CMD...`: the command replaces the image's CMD, not its entrypoint.
+      Image: spec.container.image, Env: spec.env, Cmd: spec.command.command,
+      ...((spec.command.user ?? spec.container.user) ? { User: spec.command.user ?? spec.container.user } : {}),
+      Labels: labelsOf({ serviceId: spec.serviceId, serverId: spec.serverId, role: 'helper', madeBy: THIS_PROCESS }),
+      HostConfig: hostConfigOf(spec),
+    },
+  });
+  try {
+    return await runHelper(api, created.Id, spec.timeoutMs, spec.what);
+  } finally {
+    await api.json('DELETE', `/containers/${created.Id}`, { query: { force: 1 }, accept: [404] });
+  }
+}

@@ -1,0 +1,77 @@
+// An app whose image was never built fails its create with what to do. An app whose web container prints the admin password it was given and exits: the start fails
+// with a reason quoting that output, and the reason (in the API's answer and in every stored
+// row) holds the generated password as [redacted], never in clear. The phrase it prints ("admin
+// password X") is no `password=` setting, so only the driver naming the service's generated
+// secrets to the router (secretValuesOf) can catch it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addApp } from '../../../src/engine/apps/app-registry.js';
+import { admin } from '../../support/cli.js';
+import { makeToken, seedTeam, startTestServer, type TestServer } from '../../support/fixtures.js';
+import { send, waitForOperation } from '../support/engine-http.js';
+import { dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi } from './support/docker-engine.js';
+
+describe.runIf(dockerAvailable)('the failure reason of an app that prints its generated secrets', () => {
+  const api = testDockerApi();
+  let server: TestServer;
+  let token: string;
+  let serverId: string;
+
+  beforeAll(async () => {
+    server = await startTestServer({ engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 20_000 } }, {}, { engine: true });
+    const team = await seedTeam(server.app);
+    token = (await makeToken(server.app, team.teamId)).value;
+    const image = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image as string;
+    serverId = (await admin(server.dataDir, ['create-server', '--team', team.teamId, '--name', 'leaky-app', '--docker-host', TEST_DOCKER_HOST, '--image', image])).id;
+    // The bundled image's node, made to print its configuration and exit, as a misconfigured ERP does.
+    const program = "console.error('cannot log in: admin password ' + process.env.ADMIN + ' refused'); process.exit(3)";
+    await addApp(server.app.db.kysely, [
+      'name: leaky', 'services:', '  web:', `    image: ${JSON.stringify(image)}`,
+      `    command: ["/usr/local/bin/node", "-e", ${JSON.stringify(program)}]`,
+      '    environment:', '      ADMIN: ${ADMIN_PASSWORD}', '    ports:', '      - "8080"',
+      'x-teaminfra:', '  web: web', '  start-deadline: 20s', '  secrets: [ADMIN_PASSWORD]', '',
+    ].join('\n'), { replace: false });
+    await addApp(server.app.db.kysely, [
+      'name: unbuilt', 'services:', '  web:', '    image: teaminfra-test-never-built:1', '    ports:', '      - "8080"',
+      'x-teaminfra:', '  web: web', '',
+    ].join('\n'), { replace: false });
+  }, 300_000);
+
+  afterAll(async () => {
+    await server?.close();
+    if (serverId) await removeEverythingOf(api, serverId);
+    await api.close();
+  }, 120_000);
+
+  it('fails the start with the output quoted and the generated password redacted, in the answer and in the database', async () => {
+    const accepted = await send(server.baseUrl, 'POST', '/api/service-erp', token, { server_id: serverId, name: 'Leaky', app: 'leaky' });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+    const created = await waitForOperation(server.baseUrl, token, accepted.body.id, 60_000);
+    expect(created).toMatchObject({ state: 'succeeded', result: { initial_credentials: { login: 'admin' } } });
+    const password = created.result.initial_credentials.password as string;
+    const serviceId = accepted.body.service_id as string;
+
+    const start = await send(server.baseUrl, 'POST', `/api/service-erp/${serviceId}/start`, token);
+    const failed = await waitForOperation(server.baseUrl, token, start.body.id, 60_000);
+    expect(failed.state).toBe('failed');
+    expect(failed.reason).toContain('cannot log in: admin password [redacted] refused');
+    expect(failed.reason).not.toContain(password);
+    const service = (await send(server.baseUrl, 'GET', `/api/service-erp/${serviceId}`, token)).body;
+    expect(service.state).toBe('failed');
+    const db = server.app.db.kysely;
+    const rows = [
+      await db.selectFrom('operations').select(['reason', 'result']).execute(),
+      await db.selectFrom('erp_services').select('state_reason').execute(),
+      await db.selectFrom('events').selectAll().execute(),
+    ];
+    expect(JSON.stringify(rows)).not.toContain(password);
+    expect((await send(server.baseUrl, 'DELETE', `/api/service-erp/${serviceId}`, token)).status).toBe(202);
+  }, 180_000);
+
+  it('fails the create of a service whose app image is not on the engine, saying how the operator builds it', async () => {
+    const accepted = await send(server.baseUrl, 'POST', '/api/service-erp', token, { server_id: serverId, name: 'Unbuilt', app: 'unbuilt' });
+    const failed = await waitForOperation(server.baseUrl, token, accepted.body.id, 60_000);
+    expect(failed.state).toBe('failed');
+    expect(failed.reason).toMatch(/^The image teaminfra-test-never-built:1 of the app unbuilt is not on the Docker engine .+; the operator builds it with "teaminfra admin build-app-images --app unbuilt --docker-host .+", then create the service again\.$/);
+    expect(failed.result).toBeNull();
+  }, 120_000);
+});
