@@ -28,7 +28,7 @@ describe('the token form\'s service search in headless Chromium', () => {
     serviceIds = Array.from({ length: SERVICES }, () => newId('svc'));
     const rows: Database['erp_services'][] = serviceIds.map((id, i) => ({
       id, team_id: teamId, server_id: serverId, parent_id: null, name: `Customer ${i + 1} ERP`, state: 'stopped', revision: 1, port: null,
-      pid: null, outgoing_smtp: null, mail_username: null, mail_password_hash: null, state_reason: null, created_at: now, updated_at: now, deleted_at: null, published_host: null,
+      pid: null, outgoing_smtp: null, mail_username: null, mail_password_hash: null, state_reason: null, created_at: now, updated_at: now, deleted_at: null, published_host: null, app: null,
     }));
     await db.transaction().execute(async (trx) => {
       for (let start = 0; start < rows.length; start += 500) await trx.insertInto('erp_services').values(rows.slice(start, start + 500)).execute();
