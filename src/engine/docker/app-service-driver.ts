@@ -22,8 +22,8 @@ import {
 } from './app-containers.js';
 import { containerLimitsOf } from './container-limits.js';
 import {
-  answersHealth, containerPid, ensureVolume, keepRunning, listServiceContainers, listVolumes, PortTaken, removeContainer, removeVolume,
-  startContainer, stopContainer, waitHealthy,
+  answersHealth, containerPid, ensureVolume, keepRunning, listServiceContainers, listVolumes, removeContainer, removeVolume,
+  startContainer, startPublished, stopContainer, waitHealthy,
 } from './containers.js';
 import type { DockerApi } from './docker-api.js';
 import { publishedHost } from './engine-address.js';
@@ -198,31 +198,15 @@ export class AppServiceDriver {
     hooks: StartHooks, host: string,
   ): Promise<RunningService> {
     const { address } = this.options.engines.engineOf(service.server);
-    let id = existing?.id;
-    let port = existing?.port ?? service.port;
-    for (let attempt = 0; ; attempt++) {
-      if (id === undefined) {
-        port ??= await choosePort(address, await this.options.takenPorts());
-        await hooks.portAssigned(port);
+    const { id, published } = await startPublished(api, {
+      existingId: existing?.id, port: existing?.port ?? service.port, containerPort: app.web.port,
+      choosePort: async () => choosePort(address, await this.options.takenPorts()), portAssigned: (port) => hooks.portAssigned(port),
+      create: async (port) => createAppContainer(api, {
         // Rendered with the port people will use, for links the app writes in its emails.
-        const values = await this.valuesOf(service, host, port);
-        id = await createAppContainer(api, {
-          ...this.shared(service, container, values), name: appContainerName(service.id, service.revision, container.name),
-          publish: { containerPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', hostPort: port },
-        });
-      }
-      try {
-        await startContainer(api, id);
-        break;
-      } catch (error) {
-        if (!(error instanceof PortTaken) || attempt >= 4) throw error;
-        await removeContainer(api, id);
-        id = undefined;
-        port = null;
-      }
-    }
-    const inspected = await api.json<{ NetworkSettings: { Ports: Record<string, { HostPort: string }[] | null> } }>('GET', `/containers/${id}/json`);
-    const published = Number(inspected.NetworkSettings.Ports[`${app.web.port}/tcp`]?.[0]?.HostPort ?? port);
+        ...this.shared(service, container, await this.valuesOf(service, host, port)), name: appContainerName(service.id, service.revision, container.name),
+        publish: { containerPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', hostPort: port },
+      }),
+    });
     await hooks.spawned((await containerPid(api, id)).pid);
     try {
       const pid = await waitHealthy(api, id, { host, port: published, path: app.web.healthPath, serviceId: service.id }, app.deadlines.startMs);

@@ -95,6 +95,38 @@ export async function startContainer(api: DockerApi, id: string): Promise<void> 
 
 export class PortTaken extends Error {}
 
+/**
+ * A container published on `port` (or, when null, on a port `choosePort` gives), started: the
+ * one `existingId` names, else one `create` makes for the port. While another program holds the
+ * port, a new container on a new port (the url changes), at most five times. Answers the
+ * container and the host port the engine published.
+ */
+export async function startPublished(api: DockerApi, options: {
+  existingId: string | undefined; port: number | null; containerPort: number;
+  choosePort(): Promise<number>; portAssigned(port: number): Promise<void>; create(port: number): Promise<string>;
+}): Promise<{ id: string; published: number }> {
+  let id = options.existingId;
+  let { port } = options;
+  for (let attempt = 0; ; attempt++) {
+    if (id === undefined) {
+      port ??= await options.choosePort();
+      await options.portAssigned(port);
+      id = await options.create(port);
+    }
+    try {
+      await startContainer(api, id);
+      break;
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt >= 4) throw error;
+      await removeContainer(api, id);
+      id = undefined;
+      port = null;
+    }
+  }
+  const inspected = await api.json<{ NetworkSettings: { Ports: Record<string, { HostPort: string }[] | null> } }>('GET', `/containers/${id}/json`);
+  return { id, published: Number(inspected.NetworkSettings.Ports[`${options.containerPort}/tcp`]?.[0]?.HostPort ?? port) };
+}
+
 /** Once it answers: a service the team runs comes back with its engine (a reboot); one it stopped stays stopped. */
 export async function keepRunning(api: DockerApi, id: string): Promise<void> {
   await api.json('POST', `/containers/${id}/update`, { body: { RestartPolicy: { Name: 'unless-stopped' } } });

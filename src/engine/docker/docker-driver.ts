@@ -16,8 +16,8 @@ import {
 import { directoryTar, packArchive, stripTopDirectory, unpackedTar, verifyArchive } from './archives.js';
 import { backupsMount, localBackupFile, storeBackupOnEngine } from './backup-store.js';
 import {
-  answersHealth, containerPid, createHelper, keepRunning, createServiceContainer, ensureVolume, listServiceContainers, listVolumes, PortTaken,
-  removeAbandonedHelpers, removeContainer, removeVolume, runHelper, startContainer, stopContainer, waitHealthy, type ContainerSummary,
+  answersHealth, containerPid, createHelper, keepRunning, createServiceContainer, ensureVolume, listServiceContainers, listVolumes,
+  removeAbandonedHelpers, removeContainer, removeVolume, runHelper, startContainer, startPublished, stopContainer, waitHealthy, type ContainerSummary,
 } from './containers.js';
 import { containerEnvOf } from '../erp-app/container-env.js';
 import type { DockerApi } from './docker-api.js';
@@ -252,34 +252,18 @@ export class DockerDriver implements ServiceDriver {
     }
     const { volume, mail } = await readDockerState(this.options.db, this.options.secrets, service.id);
     await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
-    let containerId = existing?.id;
-    let port = existing ? existing.port ?? service.port : service.port;
-    for (let attempt = 0; ; attempt++) {
-      if (containerId === undefined) {
-        port ??= await choosePort(address, await this.options.takenPorts());
-        await hooks.portAssigned(port);
-        containerId = await createServiceContainer(api, {
-          serviceId: service.id, serverId: service.server.id, revision: service.revision, volume, contract,
-          bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', port, limits: containerLimitsOf(service.server.docker?.limits),
-          env: containerEnvOf({
-            serviceId: service.id, name: service.name, revision: service.revision, publicUrl: `http://${host}:${port}`,
-            smtp: this.smtpOf(service, mail),
-          }),
-        });
-      }
-      try {
-        await startContainer(api, containerId);
-        break;
-      } catch (error) {
-        if (!(error instanceof PortTaken) || attempt >= 4) throw error;
-        // Another program holds the port: a new container on a new port (the url changes).
-        await removeContainer(api, containerId);
-        containerId = undefined;
-        port = null;
-      }
-    }
-    const inspected = await api.json<{ NetworkSettings: { Ports: Record<string, { HostPort: string }[] | null> } }>('GET', `/containers/${containerId}/json`);
-    const published = Number(inspected.NetworkSettings.Ports[`${contract.port}/tcp`]?.[0]?.HostPort ?? port);
+    const { id: containerId, published } = await startPublished(api, {
+      existingId: existing?.id, port: existing ? existing.port ?? service.port : service.port, containerPort: contract.port,
+      choosePort: async () => choosePort(address, await this.options.takenPorts()), portAssigned: (port) => hooks.portAssigned(port),
+      create: (port) => createServiceContainer(api, {
+        serviceId: service.id, serverId: service.server.id, revision: service.revision, volume, contract,
+        bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', port, limits: containerLimitsOf(service.server.docker?.limits),
+        env: containerEnvOf({
+          serviceId: service.id, name: service.name, revision: service.revision, publicUrl: `http://${host}:${port}`,
+          smtp: this.smtpOf(service, mail),
+        }),
+      }),
+    });
     const { pid } = await containerPid(api, containerId);
     await hooks.spawned(pid);
     try {
