@@ -57,7 +57,7 @@ export function defaultConfig(dataDir: string): AppConfig {
 
 export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInternalError']): App {
   const core = openCore(config.dataDir, config.database, onInternalError);
-  const { db, audit } = core;
+  const { db, audit, approvals } = core;
   const secrets = new SecretBox(config.secretsKeys ?? loadSecretsKeys(config.dataDir));
   const mailCatcher = new MailCatcher(db.kysely, config.mail);
   // Copies send their mail to the catcher; its port is known only once `serve` has started it.
@@ -69,12 +69,13 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
   };
   const engine = createEngine(db, secrets, { copyMailRelay, containerMailRelay, ...config.engine });
   const webhooks = new WebhookWorker(db.kysely, config.webhooks, secrets);
-  const decisions = new DecisionSweeper({ db, audit, onInternalError });
+  const decisions = new DecisionSweeper({ db, audit, onInternalError, approvals });
   return {
     db,
     audit,
     config,
     onInternalError,
+    approvals,
     engine,
     mailCatcher,
     webhooks,

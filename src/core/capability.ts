@@ -1,11 +1,12 @@
 // The shape of one capability. Each file under tools/ calls defineCapability() once; the REST
 // adapter, the MCP adapter and the OpenAPI document are all projections of this one object.
 import type { SecretBox } from '../secrets/secret-box.js';
+import type { AuditLog } from './audit.js';
 import type { z } from 'zod';
 import type { PermissionId } from '../auth/permissions.js';
 import type { Db } from '../db/connect.js';
-import type { ErrorCode } from './errors.js';
-import type { Channel, Reach } from './principal.js';
+import type { AppError, ErrorCode } from './errors.js';
+import type { Channel, Principal, Reach } from './principal.js';
 import type { AcceptedBy } from '../db/tables.js';
 import type { OperationKind } from '../db/repositories/operations.js';
 
@@ -76,6 +77,8 @@ export interface CapabilityContext {
   approvedOperationId?: string;
   /** Opens the sealed initial credentials of a service for the token that created it (operationView); absent without a key. */
   secrets?: SecretBox;
+  /** The approval hook invoke() was given, for capabilities that answer decisions (an approval ends: the action is settled). */
+  approvals: ApprovalHook;
 }
 
 /** A file a capability offers for download: REST streams it (with Range), MCP gets a link. */
@@ -190,4 +193,41 @@ function assertPathParamsInInput(definition: CapabilityDefinition<z.ZodObject, z
   if ('from' in target && !(target.from in definition.input.shape)) {
     throw new CatalogError(`Capability ${definition.name}: target field ${target.from} is not a field of its input.`);
   }
+}
+
+// The one question the core asks about approval, through a hook it is given (CoreDeps.approvals):
+// does this call wait for someone else's approval instead of running now? src/decisions/ answers
+// it and holds the action (src/decisions/approvals.ts), so the core depends on nothing above it.
+// Here beside the capability, since a capability's context hands the hook on.
+
+/** A call that passed every check of invoke() and now waits instead of running. */
+export interface ActionToHold {
+  capability: Capability;
+  principal: Principal;
+  channel: Channel;
+  input: Record<string, unknown>;
+  target: Record<string, unknown> | undefined;
+  idempotencyKey: string | undefined;
+}
+
+/** What holding and settling an action need: the database, and where failures and links go. */
+export interface ApprovalDeps {
+  db: Db;
+  publicUrl?: string | undefined;
+  onInternalError?: ((error: AppError, capability: string) => void) | undefined;
+  audit?: AuditLog | undefined;
+  approvals: ApprovalHook;
+}
+
+export interface ApprovalHook {
+  /** Whether this call waits for someone else's approval instead of running now. */
+  waitsForApproval(principal: Principal, capability: Capability): boolean;
+  /** Holds the action instead of running it; what it returns is the call's answer (the waiting operation). */
+  hold(deps: ApprovalDeps, action: ActionToHold): Promise<unknown>;
+  /**
+   * Ends the wait of an operation whose decision has ended (approved: carried out; otherwise
+   * failed). Never asked by the core: the core hands the hook on to capabilities in their
+   * context, for the ones that answer decisions.
+   */
+  settle(deps: ApprovalDeps, operationId: string): Promise<void>;
 }

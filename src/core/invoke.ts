@@ -2,8 +2,9 @@
 // this order: token valid (401), channel accepted, plan includes the API, permission held,
 // creation allowed (403), input valid (400), target reachable (404), then run, then audit.
 // Then one more step for a token that needs approval for the action: nothing runs; the action
-// waits, as an operation awaiting approval, for a decision someone else answers
-// (src/decisions/approvals.ts).
+// waits, as an operation awaiting approval, for a decision someone else answers. The core asks
+// the hook it is given (deps.approvals, provided by src/decisions/approvals.ts) and knows nothing
+// of decisions itself.
 // One exception to "permission held": a token reads what it requested itself. A capability marked
 // `readableByRequester` (the operations) lets a token without its permission through the
 // permission step with its reach narrowed to its own requests; the reach step then answers 404
@@ -15,11 +16,10 @@ import type { z } from 'zod';
 import { authenticate } from '../auth/authenticate.js';
 import type { Db } from '../db/connect.js';
 import type { AuditLog } from './audit.js';
-import type { Capability, CallerAccess, CapabilityContext, FileSource } from './capability.js';
+import type { ApprovalHook, Capability, CallerAccess, CapabilityContext, FileSource } from './capability.js';
 import { AppError, missingPermission, toAppError, type FieldError } from './errors.js';
 import { accepts, holds, PLANS_WITH_API, type Channel, type Principal, type Reach } from './principal.js';
 import { resolveTarget } from './reach.js';
-import { holdForApproval, needsApproval } from '../decisions/approvals.js';
 
 export interface CoreDeps {
   db: Db;
@@ -30,6 +30,8 @@ export interface CoreDeps {
   publicUrl?: string;
   /** Opens sealed values a capability shows once (an app's initial credentials); absent, they are not shown. */
   secrets?: SecretBox;
+  /** Asked whether a call waits for approval, and holds it when it does (src/decisions/approvals.ts). */
+  approvals: ApprovalHook;
 }
 
 export interface Credentials {
@@ -143,8 +145,8 @@ async function gateThen<T>(
     if (!parsed.success) throw validationError(parsed.error);
     const input = parsed.data as Record<string, unknown>;
     const target = await resolveTarget(deps.db, reach, capability.target, input);
-    const output = perform === capability.run && needsApproval(principal, capability)
-      ? await holdForApproval(deps, capability, principal, channel, input, target, credentials.idempotencyKey) as T
+    const output = perform === capability.run && deps.approvals.waitsForApproval(principal, capability)
+      ? await deps.approvals.hold(deps, { capability, principal, channel, input, target, idempotencyKey: credentials.idempotencyKey }) as T
       : await perform(input, {
         db: deps.db,
         reach,
@@ -154,6 +156,7 @@ async function gateThen<T>(
         idempotencyKey: credentials.idempotencyKey,
         publicUrl: deps.publicUrl,
         secrets: deps.secrets,
+        approvals: deps.approvals,
       });
     deps.audit.tokenUsed(principal.tokenId, channel);
     // Reads only touch last-used; every action gets its own row.

@@ -7,7 +7,7 @@ import { nowIso } from '../db/ids.js';
 import { AppError } from '../core/errors.js';
 import { multilineTextProblem } from '../core/plain-text.js';
 import { inWriteTransaction } from '../engine/write-transaction.js';
-import { settleAwaitingOperation, type ApprovalDeps } from './approvals.js';
+import type { ApprovalDeps } from '../core/capability.js';
 import { writeDecisionEvent } from './decision-events.js';
 
 export type Answerer =
@@ -39,7 +39,7 @@ export async function answerDecision(deps: ApprovalDeps, decision: DecisionRow, 
     refuseIfClosed((await findDecision(deps.db.kysely, decision.id)) ?? decision, 'answer', at);
     throw new AppError('conflict', 'This decision changed while it was being answered. Read it again.');
   }
-  if (closed.operation_id) await settleAwaitingOperation(deps, closed.operation_id);
+  if (closed.operation_id) await deps.approvals.settle(deps, closed.operation_id);
   return closed;
 }
 
@@ -54,7 +54,7 @@ export async function cancelDecision(deps: ApprovalDeps, decision: DecisionRow, 
   }, null));
   const row = (await findDecision(deps.db.kysely, decision.id))!;
   if (!won) refuseIfClosed(row, 'cancel');
-  if (row.operation_id) await settleAwaitingOperation(deps, row.operation_id);
+  if (row.operation_id) await deps.approvals.settle(deps, row.operation_id);
   return row;
 }
 

@@ -1,18 +1,19 @@
-// Approval before an action, part of the authorization core: invoke() calls holdForApproval()
-// instead of run() when the calling token needs approval for the capability. Nothing is queued:
-// an operation in state awaiting_approval and a decision (options approve and deny) are written,
-// with decision.needed. When the decision ends, settleAwaitingOperation() either carries the
-// action out in the name of the token that asked, through the same checks as invoke() (token
-// still valid, permission still held, target still reachable, the action's own checks), or fails
-// the operation with the reason. The worker only ever takes queued operations, so an operation
-// awaiting approval cannot run by any other path, before or after a restart.
+// Approval before an action, the hook the authorization core is given (approvalsOf(catalog) is
+// CoreDeps.approvals): invoke() asks it whether the calling token needs approval for the
+// capability, and then has it hold the action (holdForApproval()) instead of calling run().
+// Nothing is queued: an operation in state awaiting_approval and a decision (options approve and
+// deny) are written, with decision.needed. When the decision ends, settleAwaitingOperation()
+// either carries the action out in the name of the token that asked, through the same checks as
+// invoke() (token still valid, permission still held, target still reachable, the action's own
+// checks), or fails the operation with the reason. The worker only ever takes queued operations,
+// so an operation awaiting approval cannot run by any other path, before or after a restart.
 import type { z } from 'zod';
 import type { Kysely } from 'kysely';
 import { isExpired } from '../auth/expiry.js';
 import { principalOf } from '../auth/authenticate.js';
-import type { Capability } from '../core/capability.js';
 import { AppError, toAppError } from '../core/errors.js';
-import { admissionRefusal, callerAccess, permissionRefusal, type CoreDeps } from '../core/invoke.js';
+import type { ApprovalDeps, ApprovalHook, Capability } from '../core/capability.js';
+import { admissionRefusal, callerAccess, permissionRefusal } from '../core/invoke.js';
 import type { Channel, Principal } from '../core/principal.js';
 import { resolveTarget } from '../core/reach.js';
 import { findDecision, insertDecision, type DecisionRow } from '../db/repositories/decisions.js';
@@ -28,7 +29,15 @@ import type { OperationView } from '../../tools/schemas.js';
 import { pendingDecision } from './asking.js';
 import { writeDecisionEvent, type ApprovalAction } from './decision-events.js';
 
-export type ApprovalDeps = Pick<CoreDeps, 'db' | 'publicUrl' | 'onInternalError'> & { audit?: CoreDeps['audit'] };
+/** The hook the core asks (CoreDeps.approvals); an approved action is carried out by its name in `catalog`. */
+export function approvalsOf(catalog: readonly Capability[]): ApprovalHook {
+  return {
+    waitsForApproval: needsApproval,
+    hold: (deps, { capability, principal, channel, input, target, idempotencyKey }) =>
+      holdForApproval(deps, capability, principal, channel, input, target, idempotencyKey),
+    settle: (deps, operationId) => settleAwaitingOperation(deps, operationId, catalog),
+  };
+}
 
 /** How long an approval may wait before it expires and its operation fails (TEAMINFRA_APPROVAL_HOURS, 1 to 168; default 24). */
 export function approvalWaitMs(env: NodeJS.ProcessEnv = process.env): number {
@@ -84,12 +93,12 @@ export async function holdForApproval(
  * expired or cancelled, it fails with the reason. Safe to call more than once and from any node
  * (the sweeper calls it for operations left waiting by a crash between the answer and this).
  */
-export async function settleAwaitingOperation(deps: ApprovalDeps, operationId: string): Promise<void> {
+async function settleAwaitingOperation(deps: ApprovalDeps, operationId: string, catalog: readonly Capability[]): Promise<void> {
   const operation = await findOperation(deps.db.kysely, operationId);
   if (!operation || operation.state !== 'awaiting_approval' || !operation.decision_id) return;
   const decision = await findDecision(deps.db.kysely, operation.decision_id);
   if (!decision || decision.state === 'pending') return;
-  if (decision.state === 'answered' && decision.answer === 'approve') return carryOut(deps, operation, decision);
+  if (decision.state === 'answered' && decision.answer === 'approve') return carryOut(deps, operation, decision, catalog);
   await failAwaiting(deps.db.kysely, operation, notApprovedReason(decision));
 }
 
@@ -102,9 +111,8 @@ function notApprovedReason(decision: DecisionRow): string {
 }
 
 /** invoke()'s checks again, for the token that asked, as it stands now; then the action itself. */
-async function carryOut(deps: ApprovalDeps, operation: OperationRow, decision: DecisionRow): Promise<void> {
+async function carryOut(deps: ApprovalDeps, operation: OperationRow, decision: DecisionRow, catalog: readonly Capability[]): Promise<void> {
   const { approval } = JSON.parse(operation.parameters) as { approval?: { capability: string; input: unknown } };
-  const { catalog } = await import('../../tools/index.js');
   const capability = catalog.find((entry) => entry.name === approval?.capability);
   try {
     if (!approval || !capability) throw new AppError('conflict', 'This action is no longer offered.');
@@ -123,7 +131,7 @@ async function carryOut(deps: ApprovalDeps, operation: OperationRow, decision: D
     const target = await resolveTarget(deps.db, principal.reach, capability.target, input);
     await capability.run(input, {
       db: deps.db, reach: principal.reach, actor: { tokenId: principal.tokenId, channel }, caller: callerAccess(principal),
-      target, idempotencyKey: undefined, publicUrl: deps.publicUrl, approvedOperationId: operation.id,
+      target, idempotencyKey: undefined, publicUrl: deps.publicUrl, approvedOperationId: operation.id, approvals: deps.approvals,
     });
     deps.audit?.record({
       team_id: operation.team_id, actor_type: 'token', actor_id: principal.tokenId, channel, action: capability.name,

@@ -2,8 +2,7 @@
 // the operation awaiting it fails. It also finishes what a crash interrupted: an operation still
 // awaiting a decision that has already ended is settled (carried out if approved). Every node may
 // run it; each change is a compare-and-set, so two nodes never expire or settle the same thing twice.
-import type { ApprovalDeps } from './approvals.js';
-import { settleAwaitingOperation } from './approvals.js';
+import type { ApprovalDeps } from '../core/capability.js';
 import { writeDecisionEvent } from './decision-events.js';
 import { closeDecision, findDecision, listOverdueDecisions } from '../db/repositories/decisions.js';
 import { nowIso } from '../db/ids.js';
@@ -52,6 +51,6 @@ export class DecisionSweeper {
     }
     const waiting = await db.selectFrom('operations as o').innerJoin('decisions as d', 'd.id', 'o.decision_id')
       .select('o.id').where('o.state', '=', 'awaiting_approval').where('d.state', '!=', 'pending').orderBy('o.id').limit(BATCH).execute();
-    for (const operation of waiting) await settleAwaitingOperation(this.deps, operation.id);
+    for (const operation of waiting) await this.deps.approvals.settle(this.deps, operation.id);
   }
 }
