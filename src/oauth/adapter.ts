@@ -16,7 +16,7 @@ import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Database } from '../db/tables.js';
 import { ClientMetadataRefusal, namesMetadataDocument } from './client-metadata-document.js';
 import type { ClientMetadataFetcher } from './client-metadata-fetcher.js';
-import { consumeRecord, deleteRecord, deleteRecordsOfGrant, findRecord, putRecord, sweepExpired, type OAuthRecord } from './records.js';
+import { consumeRecord, deleteRecord, deleteRecordsOfGrant, findRecord, putRecord, sweepExpired, type OAuthRecord } from '../db/repositories/oauth-records.js';
 import { findSignIn, PENDING_SIGN_IN_SECONDS } from './sign-ins.js';
 import { grantIsLive, issueTeamToken, revokeTeamTokenOfGrant, revokeTeamTokenOfValue } from './team-tokens.js';
 

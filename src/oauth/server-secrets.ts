@@ -8,7 +8,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import type { SecretBox } from '../secrets/secret-box.js';
-import { findRecord } from './records.js';
+import { findRecord } from '../db/repositories/oauth-records.js';
 
 const KIND = 'ServerSecrets';
 const ID = 'default';

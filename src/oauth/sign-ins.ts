@@ -5,9 +5,8 @@
 import type { Kysely } from 'kysely';
 import type { AccessSettings } from '../db/repositories/token-admin.js';
 import type { Database } from '../db/tables.js';
-import { deleteRecordsOfGrant, findRecord, linkRecordToToken, putRecord, type OAuthRecord } from './records.js';
+import { findRecord, linkRecordToToken, putRecord, SIGN_IN_KIND, type OAuthRecord } from '../db/repositories/oauth-records.js';
 
-export const SIGN_IN_KIND = 'TeamSignIn';
 /** How long an approval waits for its code to be exchanged (the code itself lives 60 seconds). */
 export const PENDING_SIGN_IN_SECONDS = 15 * 60;
 
@@ -44,19 +43,6 @@ export async function findSignInOfToken(db: Kysely<Database>, tokenId: string): 
 /** The sign-in issued its token: it is kept as long as the token (no more pending expiry). */
 export async function linkSignInToToken(db: Kysely<Database>, grantId: string, tokenId: string): Promise<void> {
   await linkRecordToToken(db, SIGN_IN_KIND, grantId, tokenId);
-}
-
-/** Kinds of records that belong to a grant and can mint or carry a value. */
-const GRANT_RECORD_KINDS = ['AccessToken', 'RefreshToken', 'AuthorizationCode', 'DeviceCode', 'Grant'] as const;
-
-/**
- * Ends the OAuth side of a team token that a sign-in issued: its refresh tokens, codes and grant
- * are deleted, so nothing can mint another value for it. Called when the token is revoked.
- */
-export async function endSignInOfToken(db: Kysely<Database>, tokenId: string): Promise<void> {
-  const signIn = await findRecord(db, SIGN_IN_KIND, { column: 'token_id', value: tokenId });
-  if (!signIn?.grantId) return;
-  for (const kind of GRANT_RECORD_KINDS) await deleteRecordsOfGrant(db, kind, signIn.grantId);
 }
 
 function signInOf(record: OAuthRecord | undefined): SignIn | undefined {

@@ -8,7 +8,7 @@ import { isExpired } from '../auth/expiry.js';
 import { displayParts, hashTokenValue } from '../auth/token-format.js';
 import { insertTokenRow, replaceTokenValue, revokeToken } from '../db/repositories/tokens.js';
 import type { Database } from '../db/tables.js';
-import { deleteRecordsOfGrant, keepRecord } from './records.js';
+import { deleteRecordsOfGrant, keepRecord } from '../db/repositories/oauth-records.js';
 import { findSignIn, linkSignInToToken } from './sign-ins.js';
 
 /**

@@ -11,7 +11,7 @@ import { revokeToken } from '../../src/db/repositories/tokens.js';
 import { insertTeam, upsertMember } from '../../src/db/repositories/teams.js';
 import type { Database } from '../../src/db/tables.js';
 import { databaseAdapter } from '../../src/oauth/adapter.js';
-import { sweepExpired } from '../../src/oauth/records.js';
+import { sweepExpired } from '../../src/db/repositories/oauth-records.js';
 import { createSignIn, findSignIn } from '../../src/oauth/sign-ins.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 

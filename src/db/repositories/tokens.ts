@@ -5,7 +5,7 @@ import { fastPathFor } from '../connect.js';
 import { newId, nowIso } from '../ids.js';
 import { displayParts, generateTokenValue, hashTokenValue } from '../../auth/token-format.js';
 import type { PermissionId } from '../../auth/permissions.js';
-import { endSignInOfToken } from '../../oauth/sign-ins.js';
+import { endSignInOfToken } from './oauth-records.js';
 
 /** The token with its team, by the SHA-256 of its value: the query of every authenticated request. */
 export async function findTokenWithTeamByHash(db: Kysely<Database>, tokenHash: string) {

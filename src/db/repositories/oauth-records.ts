@@ -1,9 +1,10 @@
 // The oauth_records table: one row per record the authorization server keeps, and our own
-// sign-in records. Generic on purpose; what is hashed before it gets here is the adapter's
-// decision (adapter.ts). No oidc-provider import: token revocation reaches this file from the
-// hot path's neighbours (tokens.ts), and `teaminfra mcp` must not load the OAuth server.
+// sign-in records (src/oauth/sign-ins.ts). Generic on purpose; what is hashed before it gets here
+// is the adapter's decision (src/oauth/adapter.ts). No oidc-provider import: token revocation
+// reaches this file from the hot path's neighbours (tokens.ts), and `teaminfra mcp` must not load
+// the OAuth server.
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/tables.js';
+import type { Database } from '../tables.js';
 
 export interface OAuthRecord {
   kind: string;
@@ -86,4 +87,21 @@ export async function keepRecord(db: Kysely<Database>, kind: string, id: string)
 /** Deletes expired records. Cheap (indexed on expires_at); called now and then by the adapter. */
 export async function sweepExpired(db: Kysely<Database>, now = new Date()): Promise<void> {
   await db.deleteFrom('oauth_records').where('expires_at', '<', now.toISOString()).execute();
+}
+
+/** The kind of our own sign-in records (src/oauth/sign-ins.ts), found here by the token they issued. */
+export const SIGN_IN_KIND = 'TeamSignIn';
+
+/** Kinds of records that belong to a grant and can mint or carry a value. */
+const GRANT_RECORD_KINDS = ['AccessToken', 'RefreshToken', 'AuthorizationCode', 'DeviceCode', 'Grant'] as const;
+
+/**
+ * Ends the OAuth side of a team token that a sign-in issued: its refresh tokens, codes and grant
+ * are deleted, so nothing can mint another value for it. Called when the token is revoked
+ * (tokens.ts), which is why it lives beside the table and not with the sign-ins above it.
+ */
+export async function endSignInOfToken(db: Kysely<Database>, tokenId: string): Promise<void> {
+  const signIn = await findRecord(db, SIGN_IN_KIND, { column: 'token_id', value: tokenId });
+  if (!signIn?.grantId) return;
+  for (const kind of GRANT_RECORD_KINDS) await deleteRecordsOfGrant(db, kind, signIn.grantId);
 }
