@@ -3,36 +3,14 @@
 // doing it twice: start adopts a process already running, stop and delete are idempotent,
 // a redeploy's target revision, a copy's source and a backup's id were fixed when it was
 // queued, and a restore keeps the first safety backup it took.
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/tables.js';
 import type { OperationKind, OperationRow } from '../db/repositories/operations.js';
+import type { ActionContext, ActionResult } from './actions/action-types.js';
 import { backupAction } from './actions/backup.js';
 import { copyAction } from './actions/copy.js';
 import { restoreAction } from './actions/restore.js';
 import { persistingHooks, requireService } from './actions/service-of-operation.js';
-import type { BackupFile, ServiceDriver } from './driver.js';
 import { loadServerSpec, loadServiceSpec } from './service-spec.js';
 import { makeDockerServer } from './docker/docker-servers.js';
-import type { ServiceChange } from './state-changes.js';
-
-export interface ActionContext {
-  db: Kysely<Database>;
-  driver: ServiceDriver;
-  operation: OperationRow;
-  /** The control plane's data directory: backups are kept under it. */
-  dataDir: string;
-  newServersDockerHost: string | null;
-}
-
-export interface ActionResult {
-  result: object;
-  service?: ServiceChange;
-  server?: { state: 'ready'; rootDir: string };
-  /** Other services (a deleted service's copies) deleted along with it. */
-  alsoDeleted?: string[];
-  /** The backup the operation wrote. */
-  backup?: { id: string; file: BackupFile };
-}
 
 type Action = (context: ActionContext) => Promise<ActionResult>;
 

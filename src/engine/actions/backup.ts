@@ -1,6 +1,6 @@
 // Backing up a service: the driver writes the file under the data directory; the operation's
 // end (perform.ts) marks the backup completed or failed with its event.
-import type { ActionContext, ActionResult } from '../actions.js';
+import type { ActionContext, ActionResult } from './action-types.js';
 import { backupFilePath } from '../backup-files.js';
 import { requireService } from './service-of-operation.js';
 

@@ -3,7 +3,7 @@
 import { issueMailCredentials } from '../../mail/mail-credentials.js';
 import { DriverError } from '../driver.js';
 import { loadServiceSpec } from '../service-spec.js';
-import type { ActionContext, ActionResult } from '../actions.js';
+import type { ActionContext, ActionResult } from './action-types.js';
 import { requireService } from './service-of-operation.js';
 
 export async function copyAction({ db, driver, operation }: ActionContext): Promise<ActionResult> {

@@ -4,7 +4,7 @@
 // ended here in its own transaction, so it stays listed (and restorable) whatever happens next.
 import { nowIso } from '../../db/ids.js';
 import { findBackupById, insertPendingBackup } from '../../db/repositories/backups.js';
-import type { ActionContext, ActionResult } from '../actions.js';
+import type { ActionContext, ActionResult } from './action-types.js';
 import { backupFilePath } from '../backup-files.js';
 import { DriverError, type ServiceSpec } from '../driver.js';
 import type { RestoreParameters } from '../requests/backups.js';
