@@ -9,14 +9,12 @@ import { CLIENT_CAPABILITIES_META_KEY, type CallToolRequest, type CallToolResult
 import type { Capability } from '../core/capability.js';
 import type { CoreDeps } from '../core/invoke.js';
 import type { Principal } from '../core/principal.js';
+import type { ProtocolEra } from './protocol-era.js';
 import { taskHandleKeys, taskIdOf } from './task-handles.js';
 import { createTaskResultOf, taskStateOf } from './task-view.js';
 import { awaitOperation, isQueuedOperation, waitOptionsFromEnv, type WaitOptions } from './await-operation.js';
 import { awaitDecision, isPendingDecision } from './await-decision.js';
 import { successResult } from './tool-results.js';
-
-/** `legacy`: 2025-11-25 and older (opened by initialize); `modern`: 2026-07-28 (no initialize). */
-export type ProtocolEra = 'legacy' | 'modern';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 

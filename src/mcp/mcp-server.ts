@@ -18,7 +18,8 @@ import type { ToolCatalog } from './tool-definitions.js';
 import { errorResult, protocolErrorOf, successResult } from './tool-results.js';
 import { unknownToolRefusal } from './unknown-tool.js';
 import { screenRequests } from './request-screen.js';
-import { answerLongAction, TASKS_EXTENSION, type ProtocolEra } from './long-actions.js';
+import { answerLongAction, TASKS_EXTENSION } from './long-actions.js';
+import type { ProtocolEra } from './protocol-era.js';
 import { registerTaskHandlers } from './task-handlers.js';
 
 const VERSION = (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;

@@ -3,7 +3,7 @@
 // issue list as the message. Here a malformed request gets -32602 Invalid params with a
 // sentence naming each wrong field, and never reaches a handler. On 2026-07-28 initialize does
 // not exist: the SDK answers it as a removed method (404, -32601), so it is not screened there.
-import type { ProtocolEra } from './long-actions.js';
+import type { ProtocolEra } from './protocol-era.js';
 import {
   isJSONRPCRequest, ProtocolErrorCode, specTypeSchemas, type JSONRPCErrorResponse, type JSONRPCRequest, type Transport,
 } from '@modelcontextprotocol/server';

@@ -20,7 +20,8 @@ import { targetOfTask, taskHandleKeys } from './task-handles.js';
 import { taskFieldsOf, taskStateOf, type TaskState, type TaskSubject } from './task-view.js';
 import { awaitOperation, waitOptionsFromEnv } from './await-operation.js';
 import { awaitDecision } from './await-decision.js';
-import { declaresTasks, TASKS_EXTENSION, type ProtocolEra } from './long-actions.js';
+import { declaresTasks, TASKS_EXTENSION } from './long-actions.js';
+import type { ProtocolEra } from './protocol-era.js';
 
 export { TASKS_EXTENSION };
 

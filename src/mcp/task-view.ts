@@ -7,7 +7,7 @@
 // A task lives as long as its operation or decision, which are kept: no time to live (null).
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { successResult } from './tool-results.js';
-import type { ProtocolEra } from './long-actions.js';
+import type { ProtocolEra } from './protocol-era.js';
 
 /** How often a client is asked to poll, in milliseconds. */
 export const POLL_INTERVAL_MS = 1000;
