@@ -4,7 +4,7 @@ import type { CoreDeps } from './core/invoke.js';
 import { openCore } from './core-deps.js';
 import type { DatabaseOptions, Db } from './db/connect.js';
 import { createEngine, type Engine, type EngineConfig } from './engine/engine.js';
-import { rateLimitFromEnv, type RateLimitConfig } from './http/rate-limit.js';
+import { rateLimitFromEnv, type RateLimitConfig } from './channel-neutral/rate-limit.js';
 import { MailCatcher } from './mail/mail-catcher.js';
 import { mailConfigFromEnv, type MailConfig } from './mail/mail-config.js';
 import { DecisionSweeper } from './decisions/decision-sweeper.js';

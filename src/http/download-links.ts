@@ -6,7 +6,7 @@ import type { CoreDeps } from '../core/invoke.js';
 import { AppError } from '../core/errors.js';
 import { findUsableDownloadLink, reopenDownloadLink, spendDownloadLink, startDownload } from '../db/repositories/download-links.js';
 import { contentsOf, type FileContents } from './file-contents.js';
-import { sendProblem } from './problem.js';
+import { sendProblem } from '../channel-neutral/problem.js';
 import { deliversLastByte, sendFile } from './send-file.js';
 
 export function registerDownloadLinks(server: FastifyInstance, deps: CoreDeps): void {

@@ -6,7 +6,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, INTERNAL_ERROR_SENTENCE } from '../core/errors.js';
-import { problemOf, sendProblem } from './problem.js';
+import { problemOf, sendProblem } from '../channel-neutral/problem.js';
 
 /** The longest path parameter the router accepts (Fastify's default); ids are far shorter. */
 export const MAX_PATH_PARAMETER_LENGTH = 100;

@@ -1,18 +1,10 @@
 // The OpenAPI 3.1 document, generated from the catalog: the same definitions the routes and
 // MCP tools come from, so documentation and enforcement cannot drift apart.
-import { z } from 'zod';
 import { PERMISSIONS } from '../auth/permissions.js';
 import type { Capability } from '../core/capability.js';
 import { ERROR_STATUS, type ErrorCode } from '../core/errors.js';
 import { envelopeSchema, EVENT_CATALOG } from '../webhooks/event-catalog.js';
-import { nullableAsAnyOf } from './nullable-as-any-of.js';
-
-type JsonSchema = Record<string, unknown>;
-
-export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
-  return nullableAsAnyOf(rest) as JsonSchema;
-}
+import { jsonSchemaOf, type JsonSchema } from '../channel-neutral/json-schema.js';
 
 /**
  * Errors every operation can answer, whatever the capability: the gate's (token, channel, plan,

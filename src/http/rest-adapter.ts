@@ -9,8 +9,8 @@ import { registerDownloadLinks } from './download-links.js';
 import { acceptsJson } from './accept.js';
 import { contentsOf } from './file-contents.js';
 import { sendFile } from './send-file.js';
-import { sendProblem } from './problem.js';
-import type { RateLimiter } from './rate-limit.js';
+import { sendProblem } from '../channel-neutral/problem.js';
+import type { RateLimiter } from '../channel-neutral/rate-limit.js';
 
 export function toFastifyPath(openApiPath: string): string {
   return openApiPath.replace(/\{([^}]+)\}/g, ':$1');

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FileSource } from '../core/capability.js';
 import { AppError } from '../core/errors.js';
 import type { FileContents } from './file-contents.js';
-import { sendProblem } from './problem.js';
+import { sendProblem } from '../channel-neutral/problem.js';
 
 /** `onLastByteRead`: the last byte asked for has been handed to the response. */
 export function sendFile(

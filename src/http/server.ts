@@ -14,8 +14,8 @@ import {
   answerClientError, fromFastifyError, MAX_PATH_PARAMETER_LENGTH, refuseMissingHost, sendFrameworkError,
 } from './framework-refusals.js';
 import { buildOpenApiDocument } from './openapi.js';
-import { sendProblem } from './problem.js';
-import { RateLimiter } from './rate-limit.js';
+import { sendProblem } from '../channel-neutral/problem.js';
+import { RateLimiter } from '../channel-neutral/rate-limit.js';
 import { registerRestRoutes } from './rest-adapter.js';
 
 export interface HttpServerOptions {

@@ -14,7 +14,7 @@ import {
 import { AppError, toAppError } from '../core/errors.js';
 import { admit, invoke, type CoreDeps, type Credentials } from '../core/invoke.js';
 import type { ToolCatalog } from './tool-definitions.js';
-import { problemOf } from '../http/problem.js';
+import { problemOf } from '../channel-neutral/problem.js';
 import { protocolErrorOf } from './tool-results.js';
 import { targetOfTask, taskHandleKeys } from './task-handles.js';
 import { taskFieldsOf, taskStateOf, type TaskState, type TaskSubject } from './task-view.js';

@@ -3,7 +3,7 @@
 // tools costs milliseconds (DESIGN.md, "MCP"), so no request or session ever builds one.
 import type { Tool } from '@modelcontextprotocol/server';
 import { CatalogError, type Capability } from '../core/capability.js';
-import { jsonSchemaOf } from '../http/openapi.js';
+import { jsonSchemaOf } from '../channel-neutral/json-schema.js';
 
 export interface ToolDefinition {
   readonly capability: Capability;

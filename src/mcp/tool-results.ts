@@ -8,7 +8,7 @@
 // does not match the tool's output schema" and the caller never sees our sentence.
 import { ProtocolError, ProtocolErrorCode, type CallToolResult } from '@modelcontextprotocol/server';
 import type { AppError } from '../core/errors.js';
-import { problemOf, type ProblemDocument } from '../http/problem.js';
+import { problemOf, type ProblemDocument } from '../channel-neutral/problem.js';
 
 export const PROBLEM_META_KEY = 'teaminfra/problem';
 

@@ -6,8 +6,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app.js';
 import { AppError } from '../core/errors.js';
-import { sendProblem } from '../http/problem.js';
-import { RateLimiter } from '../http/rate-limit.js';
+import { sendProblem } from '../channel-neutral/problem.js';
+import { RateLimiter } from '../channel-neutral/rate-limit.js';
 import { hostPolicyOf, hostRefusal, type HostPolicy } from '../mcp/allowed-hosts.js';
 import type { OAuthServer } from './oauth-server.js';
 import { MCP_SCOPE } from './provider-config.js';

@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { ProblemDocument } from '../../src/http/problem.js';
+import type { ProblemDocument } from '../../src/channel-neutral/problem.js';
 import { PROBLEM_META_KEY } from '../../src/mcp/tool-results.js';
 import { packageRoot } from '../../src/package-root.js';
 

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { CatalogError, defineCapability, type Capability } from '../../src/core/capability.js';
-import { jsonSchemaOf } from '../../src/http/openapi.js';
+import { jsonSchemaOf } from '../../src/channel-neutral/json-schema.js';
 import { buildToolCatalog } from '../../src/mcp/tool-definitions.js';
 import { catalog } from '../../tools/index.js';
 

@@ -4,8 +4,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { buildToolCatalog } from '../../src/mcp/tool-definitions.js';
-import { buildOpenApiDocument, jsonSchemaOf } from '../../src/http/openapi.js';
-import { nullableAsAnyOf } from '../../src/http/nullable-as-any-of.js';
+import { buildOpenApiDocument } from '../../src/http/openapi.js';
+import { jsonSchemaOf } from '../../src/channel-neutral/json-schema.js';
+import { nullableAsAnyOf } from '../../src/channel-neutral/nullable-as-any-of.js';
 import { catalog } from '../../tools/index.js';
 
 /** JSON pointers of every `type` that is an array. */
