@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, defaultConfig } from '../src/app.js';
-import { authenticate } from '../src/auth/authenticate.js';
+import { authenticate } from '../src/core/authenticate.js';
 import { invoke } from '../src/core/invoke.js';
 import { listReachableServices } from '../src/db/repositories/services.js';
 import { findTokenWithTeamByHash } from '../src/db/repositories/tokens.js';

@@ -4,7 +4,7 @@
 // machine does not land on one side only.
 import SQLite from 'better-sqlite3';
 import { join } from 'node:path';
-import { authenticate } from '../../src/auth/authenticate.js';
+import { authenticate } from '../../src/core/authenticate.js';
 import { DATABASE_FILE, openDatabase } from '../../src/db/connect.js';
 import { listReachableServices } from '../../src/db/repositories/services.js';
 import type { ListServicesFixture } from './seed.js';

@@ -13,7 +13,7 @@
 // format what comes back.
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { z } from 'zod';
-import { authenticate } from '../auth/authenticate.js';
+import { authenticate } from './authenticate.js';
 import type { Db } from '../db/connect.js';
 import type { AuditLog } from './audit.js';
 import type { ApprovalHook, Capability, CallerAccess, CapabilityContext, FileSource } from './capability.js';

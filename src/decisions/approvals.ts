@@ -10,7 +10,7 @@
 import type { z } from 'zod';
 import type { Kysely } from 'kysely';
 import { isExpired } from '../auth/expiry.js';
-import { principalOf } from '../auth/authenticate.js';
+import { principalOf } from '../core/authenticate.js';
 import { AppError, toAppError } from '../core/errors.js';
 import type { ApprovalDeps, ApprovalHook, Capability } from '../core/capability.js';
 import { admissionRefusal, callerAccess, permissionRefusal } from '../core/invoke.js';

@@ -11,7 +11,7 @@
 // See README.md in this folder for why stateless, and why two transports.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app.js';
-import { bearerFrom } from '../auth/authenticate.js';
+import { bearerFrom } from '../core/authenticate.js';
 import type { Capability } from '../core/capability.js';
 import { AppError, toAppError } from '../core/errors.js';
 import { admit } from '../core/invoke.js';

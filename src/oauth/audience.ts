@@ -2,7 +2,7 @@
 // another. The MCP endpoint asks this on every request, after admit() found the token valid.
 // Tokens made on the panel carry no audience; their "Accepted by" setting is the only rule.
 import type { Kysely } from 'kysely';
-import { invalidToken } from '../auth/authenticate.js';
+import { invalidToken } from '../core/authenticate.js';
 import type { AppError } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import type { Database } from '../db/tables.js';

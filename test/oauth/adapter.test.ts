@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { authenticate } from '../../src/auth/authenticate.js';
+import { authenticate } from '../../src/core/authenticate.js';
 import { generateTokenValue, hashTokenValue } from '../../src/auth/token-format.js';
 import { updateTokenAccess, type AccessSettings } from '../../src/db/repositories/token-admin.js';
 import { revokeToken } from '../../src/db/repositories/tokens.js';

@@ -2,15 +2,15 @@
 // answer (401 invalid_token); the precise reason goes to the audit log only, so that a caller
 // learns nothing about which tokens exist.
 import type { Kysely } from 'kysely';
-import { AppError } from '../core/errors.js';
-import type { Principal } from '../core/principal.js';
+import { AppError } from './errors.js';
+import type { Principal } from './principal.js';
 import type { Database } from '../db/tables.js';
 import { findTokenWithTeamByHash, type TokenWithTeam } from '../db/repositories/tokens.js';
 import { parseNeedsApproval } from '../decisions/approvable.js';
 import { isOAuthAccessTokenShape } from '../oauth/access-token-shape.js';
-import { isExpired } from './expiry.js';
-import { expandPermissions, parseStoredPermissions } from './permissions.js';
-import { hashTokenValue, isWellFormedToken } from './token-format.js';
+import { isExpired } from '../auth/expiry.js';
+import { expandPermissions, parseStoredPermissions } from '../auth/permissions.js';
+import { hashTokenValue, isWellFormedToken } from '../auth/token-format.js';
 
 export const INVALID_TOKEN_SENTENCE =
   'The API token is missing, malformed, unknown, revoked or expired. Send a valid token as "Authorization: Bearer <token>".';
