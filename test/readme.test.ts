@@ -1,12 +1,13 @@
-// The README's shell examples, read top to bottom as one shell session: a variable an example
-// uses must be set in that example or an earlier one, so that a reader who copies them never
-// runs `curl $BASE/api/...` with $BASE empty (what the decision and mail-catcher blocks did).
-import { readFileSync } from 'node:fs';
+// The shell examples of the README and of every page under docs/, each page read top to bottom
+// as one shell session: a variable an example uses must be set in that example or an earlier one
+// of the same page, so that a reader who copies them never runs `curl $BASE/api/...` with $BASE
+// empty (what the decision and mail-catcher blocks did).
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { packageRoot } from '../src/package-root.js';
 
-const README = readFileSync(join(packageRoot, 'README.md'), 'utf8');
+const PAGES = ['README.md', ...readdirSync(join(packageRoot, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
 
 /** Variables a shell block uses that neither it nor an earlier block sets. */
 function unsetVariables(markdown: string): { block: string; missing: string[] }[] {
@@ -20,9 +21,13 @@ function unsetVariables(markdown: string): { block: string; missing: string[] }[
   return found;
 }
 
-describe('README.md', () => {
-  it('sets every variable its shell examples use before they use it', () => {
-    expect(unsetVariables(README)).toEqual([]);
+describe('README.md and docs/', () => {
+  it.each(PAGES)('%s sets every variable its shell examples use before they use it', (page) => {
+    expect(unsetVariables(readFileSync(join(packageRoot, page), 'utf8'))).toEqual([]);
+  });
+
+  it('reads the pages the README moved to', () => {
+    expect(PAGES).toEqual(expect.arrayContaining(['docs/rest-api.md', 'docs/webhooks-and-decisions.md', 'docs/operations.md']));
   });
 
   it('finds a variable used without being set when a block uses one', () => {

@@ -1,8 +1,9 @@
 // The demo's staging copy, made the way a user makes one: through the REST API with the demo
 // token, so the engine gives it its own mail-catcher login. It is then started and asked once
 // for a password reset, so that on fresh demo data the mail catcher already holds an email and
-// README.md's mail-catcher curls have something to read. Requests are injected into the HTTP
-// server in process (no listening address needed); the reset is a real request to the copy.
+// the mail-catcher curls of docs/rest-api.md have something to read. Requests are injected into
+// the HTTP server in process (no listening address needed); the reset is a real request to the
+// copy.
 import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 

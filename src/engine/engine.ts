@@ -1,6 +1,6 @@
 // The engine: a driver, the operations worker, and reconciliation, started and stopped as one.
 // `close()` detaches by default: services keep running and the next start adopts them
-// (README.md says why). `close({ services: 'stop' })` stops them too (tests, benchmarks).
+// (src/engine/README.md says why). `close({ services: 'stop' })` stops them too (tests, benchmarks).
 import type { Db } from '../db/connect.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { nowIso } from '../db/ids.js';

@@ -1,6 +1,6 @@
 // GET /downloads/{link}: the file behind a short-lived link that a download capability issued
 // (over MCP) after invoke() allowed it. The link is the credential. What "one download" means
-// for HEAD and Range is defined in src/db/repositories/download-links.ts and README.md.
+// for HEAD and Range is defined in src/db/repositories/download-links.ts and docs/rest-api.md.
 import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from '../core/invoke.js';
 import { AppError } from '../core/errors.js';

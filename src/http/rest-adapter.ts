@@ -24,7 +24,7 @@ export function registerRestRoutes(
 ): void {
   void server.register(async (scope) => {
     // JSON only: Fastify's default text/plain parser would hand a string to the route, answered
-    // 400; without it any body that is not JSON is refused 415, as the README promises.
+    // 400; without it any body that is not JSON is refused 415, as docs/rest-api.md promises.
     scope.removeContentTypeParser('text/plain');
     for (const capability of catalog) {
       scope.route({

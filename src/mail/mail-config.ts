@@ -1,4 +1,4 @@
-// Limits of the mail catcher, documented in the README. Operators change them by environment.
+// Limits of the mail catcher, documented in docs/rest-api.md. Operators change them by environment.
 export interface MailConfig {
   host: string;
   /** 0 picks a free port (tests); `serve` uses TEAMINFRA_SMTP_PORT or 2525. */

@@ -3,7 +3,7 @@
 // the client asked for progress, an SSE stream carrying the notifications and then the
 // responses. Ours rather than the SDK's streamable HTTP transport because that one converts
 // each Node request and response to web-standard objects and back, which was measured at about
-// 250 us of CPU per call here (README.md): as much as the whole REST request. Protocol handling
+// 250 us of CPU per call here (docs/mcp-and-sign-in.md): as much as the whole REST request. Protocol handling
 // (initialize, tools/list, tools/call, errors) stays in the SDK Server either way.
 import type { ServerResponse } from 'node:http';
 import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport } from '@modelcontextprotocol/server';

@@ -60,5 +60,5 @@ export async function checkSecretsKey(db: Kysely<Database>, box: SecretBox): Pro
   throw new SecretsKeyMismatch(`The secrets in this database are sealed with another key (key id ${keyIdOf(sealed) ?? 'unknown'}) ` +
     `than this process's (key id ${current.id}, from ${current.source}). Every process using one database needs the same key: ` +
     'set TEAMINFRA_SECRETS_KEY to the key the others use (where it was made, the content of DATA_DIR/secrets.key); ' +
-    'to change keys, give the old one in TEAMINFRA_SECRETS_KEY_PREVIOUS. See "Secrets at rest" in README.md.');
+    'to change keys, give the old one in TEAMINFRA_SECRETS_KEY_PREVIOUS. See "Secrets at rest" in docs/secrets.md.');
 }

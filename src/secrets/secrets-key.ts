@@ -3,7 +3,7 @@
 // never lives in the database: TEAMINFRA_SECRETS_KEY when set (several nodes sharing PostgreSQL
 // must all be given the same one), else the file secrets.key in the data directory, made on first
 // use, owner-only. TEAMINFRA_SECRETS_KEY_PREVIOUS (comma-separated) are older keys, only opened
-// with, while serve seals everything again with the current key (README, "Secrets at rest").
+// with, while serve seals everything again with the current key (docs/secrets.md).
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

@@ -1,5 +1,5 @@
-// The README's decision receiver (examples/decision-receiver.js): the README shows exactly that
-// file, and the file, run as its own process against `teaminfra serve`, verifies decision.needed
+// The decision receiver of docs/webhooks-and-decisions.md (examples/decision-receiver.js): the
+// page shows exactly that file, and the file, run as its own process against `teaminfra serve`, verifies decision.needed
 // and answers through the API: it approves a held stop, which then runs, and leaves a held delete
 // and a question pending for a person.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -15,13 +15,13 @@ import { act, killProcessesMatching, send, waitForOperation } from '../engine/su
 
 const EXAMPLE = join(packageRoot, 'examples', 'decision-receiver.js');
 
-/** The fenced block that follows the README's first mention of `examples/decision-receiver.js`. */
-function readmeBlock(): string {
-  const readme = readFileSync(join(packageRoot, 'README.md'), 'utf8');
-  const mention = readme.indexOf('`examples/decision-receiver.js`');
+/** The fenced block that follows the page's first mention of `examples/decision-receiver.js`. */
+function pageBlock(): string {
+  const page = readFileSync(join(packageRoot, 'docs', 'webhooks-and-decisions.md'), 'utf8');
+  const mention = page.indexOf('`examples/decision-receiver.js`');
   expect(mention).toBeGreaterThan(0);
-  const start = readme.indexOf('```js\n', mention) + '```js\n'.length;
-  return readme.slice(start, readme.indexOf('\n```\n', start) + 1);
+  const start = page.indexOf('```js\n', mention) + '```js\n'.length;
+  return page.slice(start, page.indexOf('\n```\n', start) + 1);
 }
 
 function freePort(): Promise<number> {
@@ -72,8 +72,8 @@ describe('examples/decision-receiver.js', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('is the code the README shows', () => {
-    expect(readmeBlock()).toBe(readFileSync(EXAMPLE, 'utf8'));
+  it('is the code docs/webhooks-and-decisions.md shows', () => {
+    expect(pageBlock()).toBe(readFileSync(EXAMPLE, 'utf8'));
   });
 
   it('approves a held stop, which then runs, and leaves a held delete and a question to a person', async () => {

@@ -1,7 +1,7 @@
 // Short-lived download links, each good for one download. The link value is the credential, so
 // only its hash is stored; using it also requires the token that asked for it to still be valid.
 //
-// "One download", precisely (README.md, "Mail catcher"): a link not yet used expires
+// "One download", precisely (docs/rest-api.md, "Mail catcher"): a link not yet used expires
 // LINK_MINUTES after it was issued. HEAD never uses it up (a link preview only looks). The first
 // GET starts the download and gives it RESUME_MINUTES from then, during which GETs with Range
 // may resume it. The link is spent when a response carrying the file's last byte starts, and given

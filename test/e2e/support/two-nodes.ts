@@ -1,6 +1,6 @@
 // Two `teaminfra serve` nodes ("A" and "B"), real processes on free ports, each with its own
 // data directory (its ERP services' files), sharing one PostgreSQL schema made for the suite,
-// and, as every node of one database must, one secrets key (README, "Secrets at rest").
+// and, as every node of one database must, one secrets key (docs/secrets.md).
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { openDatabase, type Db } from '../../../src/db/connect.js';
