@@ -1,6 +1,7 @@
 // What the authorization core and the capabilities need, and nothing more: the database, the
-// audit trail and the approval hook (src/decisions/approvals.ts, over the catalog). `teaminfra mcp` (stdio) runs on this alone, so an assistant starting it does not
-// wait for the HTTP server, the mail catcher or the webhook worker to load.
+// audit trail and the approval hook (src/decisions/approvals.ts, over the catalog). `teaminfra
+// mcp` (stdio) runs on this alone, so an assistant starting it does not wait for the HTTP server,
+// the mail catcher or the webhook worker to load.
 import { catalog } from '../tools/index.js';
 import { AuditLog } from './core/audit.js';
 import type { CoreDeps } from './core/invoke.js';
