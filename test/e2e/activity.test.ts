@@ -159,7 +159,7 @@ describe('GET /api/activity after a token created in the panel, a start over RES
   it('answers the same entries through the MCP tool list_activity', async () => {
     const mcp = await connectHttp(server.baseUrl, reader);
     try {
-      const listed = await mcp.client.callTool({ name: 'list_activity', arguments: { outcome: 'denied' } });
+      const listed = await mcp.client.callTool({ name: 'list_activity', arguments: { token_id: assistantId, outcome: 'denied' } });
       expect(listed.isError).toBeFalsy();
       expect((listed.structuredContent as unknown as Page).data.map((entry) => entry.id)).toEqual([entries[0]!.id]);
     } finally {
