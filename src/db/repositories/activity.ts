@@ -91,3 +91,9 @@ function newestFirst<Row extends { id: string }>(ranges: Row[][], count: number)
   const merged = new Map(ranges.flat().map((row) => [row.id, row]));
   return [...merged.values()].sort((a, b) => (a.id > b.id ? -1 : a.id < b.id ? 1 : 0)).slice(0, count);
 }
+
+/** The team's tokens the panel's Activity page offers as a filter, newest first; bounded, as every panel list is. */
+export async function listTokensToFilterBy(db: Kysely<Database>, teamId: string, limit: number) {
+  return db.selectFrom('api_tokens').select(['id', 'name', 'revoked_at']).where('team_id', '=', teamId)
+    .orderBy('id', 'desc').limit(limit).execute();
+}
