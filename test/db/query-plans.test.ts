@@ -305,7 +305,10 @@ describe(`query plans (${engine})`, () => {
 // give, alone and together, with and without a cursor and a time range, and a token limited to
 // services or servers, reads one index range per page (or one per reached service or server),
 // newest first, never the team's rows one by one. The million rows are written by the database
-// itself (a recursive CTE on SQLite, generate_series on PostgreSQL), so that seeding is seconds.
+// itself (a recursive CTE on SQLite, generate_series on PostgreSQL), so that seeding is seconds:
+// four in five are the team's, the rest another team's; one in twenty is the fixture's token's,
+// the others nineteen other tokens' but for ten rows of a token that rarely acts; six services;
+// three actions; one in fifty denied.
 describe(`query plans of the activity trail, a million audit rows (${engine})`, () => {
   let test: TestDatabase;
   let fixture: Fixture;
@@ -326,12 +329,13 @@ describe(`query plans of the activity trail, a million audit rows (${engine})`, 
       sqlite.function('base36', (value: number) => value.toString(36).padStart(9, '0'));
       sqlite.prepare(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
         INSERT INTO audit_log (id, team_id, at, actor_type, actor_id, channel, action, target_type, target_id, outcome, code)
-        SELECT 'aud_' || base36(? + i) || printf('%011d', i), ?, strftime('%Y-%m-%dT%H:%M:%fZ', (? + i) / 1000.0, 'unixepoch'),
-          'token', ?, CASE i % 2 WHEN 0 THEN 'api' ELSE 'mcp' END,
+        SELECT 'aud_' || base36(? + i) || printf('%011d', i), CASE i % 5 WHEN 4 THEN 'team_other' ELSE ? END,
+          strftime('%Y-%m-%dT%H:%M:%fZ', (? + i) / 1000.0, 'unixepoch'),
+          'token', CASE WHEN i % 100000 = 7 THEN ? WHEN i % 20 = 0 THEN ? ELSE 'tok_' || printf('%020d', i % 20) END, CASE i % 2 WHEN 0 THEN 'api' ELSE 'mcp' END,
           CASE i % 3 WHEN 0 THEN 'start_erp_service' WHEN 1 THEN 'stop_erp_service' ELSE 'create_backup' END,
           'service', CASE i % 6 ${services.map((id, index) => `WHEN ${index} THEN '${id}'`).join(' ')} END,
           CASE WHEN i % 50 = 0 THEN 'denied' ELSE 'allowed' END, CASE WHEN i % 50 = 0 THEN 'missing_permission' END
-        FROM n`).run(ROWS, start, fixture.teamId, start, fixture.teamTokenId);
+        FROM n`).run(ROWS, start, fixture.teamId, start, fixture.listedTokenId, fixture.teamTokenId);
     } else {
       const client = new pg.Client({ connectionString: test.url });
       await client.connect();
@@ -340,13 +344,14 @@ describe(`query plans of the activity trail, a million audit rows (${engine})`, 
           WITH RECURSIVE d(v, s) AS (SELECT value, '' UNION ALL SELECT v / 36, substr('0123456789abcdefghijklmnopqrstuvwxyz', (v % 36)::int + 1, 1) || s FROM d WHERE v > 0)
           SELECT lpad(s, 9, '0') FROM d WHERE v = 0 $$ LANGUAGE sql IMMUTABLE`);
         await client.query(`INSERT INTO audit_log (id, team_id, at, actor_type, actor_id, channel, action, target_type, target_id, outcome, code)
-          SELECT 'aud_' || pg_temp.base36($2::bigint + i) || lpad(i::text, 11, '0'), $3,
+          SELECT 'aud_' || pg_temp.base36($2::bigint + i) || lpad(i::text, 11, '0'), CASE i % 5 WHEN 4 THEN 'team_other' ELSE $3 END,
             to_char(to_timestamp(($2::bigint + i) / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-            'token', $4, CASE i % 2 WHEN 0 THEN 'api' ELSE 'mcp' END,
+            'token', CASE WHEN i % 100000 = 7 THEN $6 WHEN i % 20 = 0 THEN $4 ELSE 'tok_' || lpad((i % 20)::text, 20, '0') END,
+            CASE i % 2 WHEN 0 THEN 'api' ELSE 'mcp' END,
             CASE i % 3 WHEN 0 THEN 'start_erp_service' WHEN 1 THEN 'stop_erp_service' ELSE 'create_backup' END,
             'service', ($5::text[])[i % 6 + 1],
             CASE WHEN i % 50 = 0 THEN 'denied' ELSE 'allowed' END, CASE WHEN i % 50 = 0 THEN 'missing_permission' END
-          FROM generate_series(0, $1::int - 1) AS i`, [ROWS, start, fixture.teamId, fixture.teamTokenId, services]);
+          FROM generate_series(0, $1::int - 1) AS i`, [ROWS, start, fixture.teamId, fixture.teamTokenId, services, fixture.listedTokenId]);
         await client.query('ANALYZE audit_log');
       } finally {
         await client.end();
@@ -372,7 +377,7 @@ describe(`query plans of the activity trail, a million audit rows (${engine})`, 
   // The token's and target's joins, by key, on every read.
   const JOINS = ['SEARCH t USING INDEX sqlite_autoindex_api_tokens_1 (id=?) LEFT-JOIN', 'SEARCH u USING INDEX sqlite_autoindex_users_1 (id=?) LEFT-JOIN'];
   const REACHED_SERVERS = ['SEARCH api_token_servers USING COVERING INDEX sqlite_autoindex_api_token_servers_1 (token_id=?)'];
-  const reads: { name: string; read: (db: Kysely<Database>) => Promise<unknown>; sqlite: string[][]; several?: true }[] = [
+  const reads: { name: string; read: (db: Kysely<Database>) => Promise<unknown>; sqlite: string[][]; several?: true; pg?: RegExp }[] = [
     { name: 'the whole team', read: (db) => listActivity(db, teamReach, {}, page), sqlite: [
       ['SEARCH a USING INDEX audit_log_team_id (team_id=?)', ...JOINS],
     ] },
@@ -390,6 +395,9 @@ describe(`query plans of the activity trail, a million audit rows (${engine})`, 
     { several: true, name: 'one token, every other filter, since a time', read: (db) => listActivity(db, teamReach,
       { tokenId: fixture.teamTokenId, action: 'stop_erp_service', outcome: 'denied', since }, page), sqlite: [
       ['SEARCH a USING INDEX audit_log_actor (team_id=? AND actor_id=? AND id>?)', ...JOINS],
+    ] },
+    { name: 'a token that rarely acts', pg: /^audit_log_actor$/, read: (db) => listActivity(db, teamReach, { tokenId: fixture.listedTokenId }, page), sqlite: [
+      ['SEARCH a USING INDEX audit_log_actor (team_id=? AND actor_id=?)', ...JOINS],
     ] },
     { name: 'one service', read: (db) => listActivity(db, teamReach, { serviceId: fixture.serviceIds[1] }, page), sqlite: [
       ['SEARCH a USING INDEX audit_log_target (team_id=? AND target_type=? AND target_id=?)', ...JOINS],
@@ -421,7 +429,7 @@ describe(`query plans of the activity trail, a million audit rows (${engine})`, 
     ] },
   ];
 
-  for (const { name, read, sqlite, several } of reads) {
+  for (const { name, read, sqlite, several, pg: pgIndex } of reads) {
     it(`reads the activity of ${name} by index range`, async () => {
       const plans = await plansOfActivity(read);
       if (test.engine === 'sqlite') {
@@ -434,8 +442,12 @@ describe(`query plans of the activity trail, a million audit rows (${engine})`, 
         const lines = plans.flat();
         const text = lines.join('\n');
         expect(lines.filter((line) => /Seq Scan/.test(line)), text).toEqual([]);
-        expect(text).toMatch(/(Index Scan Backward using|Bitmap Index Scan on) audit_log_\w+/);
-        expect(text).toMatch(/Index Cond: \(\(team_id = /);
+        // Where the rows that pass are dense (a twentieth of the table and more), PostgreSQL may
+        // rather walk the primary key backward (ids in order, as the rows lie on disk) up to the
+        // page, checking each row: it expects to read a few pages' worth. Where they are rare,
+        // where that walk would read the table to fill a page, it takes the filter's own range.
+        const index = /(?:Index Scan Backward using|Bitmap Index Scan on) (audit_log_\w+)/.exec(text)?.[1];
+        expect(index, text).toMatch(pgIndex ?? /^audit_log_\w+$/);
         if (!several) expect(lines.filter((line) => /Sort/.test(line)), text).toEqual([]);
       }
     });

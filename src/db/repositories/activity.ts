@@ -11,6 +11,7 @@
 // (tokens created, members added, services created on no listed server) are not about any of them.
 import type { Kysely } from 'kysely';
 import type { Reach } from '../../core/principal.js';
+import { fastPathFor, type Placeholder } from '../connect.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';
 import type { Database } from '../tables.js';
 import { listReachedServiceIds, unindexed } from './reach-ranges.js';
@@ -38,38 +39,58 @@ export function auditIdAt(iso: string): string {
 
 type Target = { type: 'service' | 'server'; id: string };
 
+/** Which filters and bounds a range has: one prepared statement per shape (prepared-queries.ts). */
+interface Shape { target: Target['type'] | undefined; token: boolean; action: boolean; outcome: boolean; upper: boolean; lower: boolean }
+
+function buildRange(db: Kysely<Database>, shape: Shape, value: Placeholder) {
+  let query = db.selectFrom('audit_log as a')
+    .leftJoin('api_tokens as t', (join) => join.on('a.actor_type', '=', 'token').onRef('t.id', '=', 'a.actor_id'))
+    .leftJoin('users as u', (join) => join.on('a.actor_type', '=', 'user').onRef('u.id', '=', 'a.actor_id'))
+    .select(ACTIVITY_COLUMNS)
+    .where('a.team_id', '=', value('teamId'));
+  // The driving equality: the target's, else the first filter given, on the column its index
+  // starts with; the others through unindexed().
+  let driven = false;
+  if (shape.target) {
+    query = query.where('a.target_type', '=', shape.target).where('a.target_id', '=', value('targetId'));
+    driven = true;
+  }
+  const equal = (column: 'a.actor_id' | 'a.action' | 'a.outcome', name: string) => {
+    query = driven ? query.where(unindexed(column), '=', value(name)) : query.where(column, '=', value(name));
+    driven = true;
+  };
+  if (shape.token) equal('a.actor_id', 'tokenId');
+  if (shape.action) equal('a.action', 'action');
+  if (shape.outcome) equal('a.outcome', 'outcome');
+  if (shape.upper) query = query.where('a.id', '<', value('upper'));
+  if (shape.lower) query = query.where('a.id', '>=', value('lower'));
+  return query.orderBy('a.id', 'desc').limit(value<number>('limit'));
+}
+
 export async function listActivity(db: Kysely<Database>, reach: Reach, filters: ActivityFilters, page: PageRequest) {
   const before = decodeCursor(page.cursor);
-  const range = (target?: Target) => {
-    let query = db.selectFrom('audit_log as a')
-      .leftJoin('api_tokens as t', (join) => join.on('a.actor_type', '=', 'token').onRef('t.id', '=', 'a.actor_id'))
-      .leftJoin('users as u', (join) => join.on('a.actor_type', '=', 'user').onRef('u.id', '=', 'a.actor_id'))
-      .select(ACTIVITY_COLUMNS)
-      .where('a.team_id', '=', reach.teamId);
-    // The driving equality: the first of these given, compared on the column its index starts with.
-    let driven = false;
-    const equal = (column: 'a.actor_id' | 'a.action' | 'a.outcome', value: string) => {
-      query = driven ? query.where(unindexed(column), '=', value) : query.where(column, '=', value);
-      driven = true;
+  const until = filters.until === undefined ? undefined : auditIdAt(filters.until);
+  const upper = before !== undefined && (until === undefined || before < until) ? before : until;
+  const fast = fastPathFor(db);
+  const range = async (target?: Target) => {
+    const shape: Shape = {
+      target: target?.type, token: filters.tokenId !== undefined, action: filters.action !== undefined,
+      outcome: filters.outcome !== undefined, upper: upper !== undefined, lower: filters.since !== undefined,
     };
-    if (filters.tokenId !== undefined && !target) equal('a.actor_id', filters.tokenId);
-    if (target) {
-      query = query.where('a.target_type', '=', target.type).where('a.target_id', '=', target.id);
-      driven = true;
-      if (filters.tokenId !== undefined) query = query.where(unindexed('a.actor_id'), '=', filters.tokenId);
+    const values: Record<string, unknown> = {
+      teamId: reach.teamId, targetId: target?.id, tokenId: filters.tokenId, action: filters.action, outcome: filters.outcome,
+      upper, lower: filters.since === undefined ? undefined : auditIdAt(filters.since), limit: page.limit + 1,
+    };
+    if (fast) {
+      const key = `activity:${shape.target ?? '-'}:${[shape.token, shape.action, shape.outcome, shape.upper, shape.lower].map(Number).join('')}`;
+      return fast.query(key, (kysely, value) => buildRange(kysely, shape, value)).all(values);
     }
-    if (filters.action !== undefined) equal('a.action', filters.action);
-    if (filters.outcome !== undefined) equal('a.outcome', filters.outcome);
-    const upper = before !== undefined && (filters.until === undefined || before < auditIdAt(filters.until)) ? before : undefined;
-    if (upper !== undefined) query = query.where('a.id', '<', upper);
-    else if (filters.until !== undefined) query = query.where('a.id', '<', auditIdAt(filters.until));
-    if (filters.since !== undefined) query = query.where('a.id', '>=', auditIdAt(filters.since));
-    return query.orderBy('a.id', 'desc').limit(page.limit + 1).execute();
+    return buildRange(db, shape, (<T>(name: string) => values[name] as T) as Placeholder).execute();
   };
 
   const restricted = reach.restrictServices || reach.restrictServers;
-  // A token given as filter is the driving range unless the reach (or a service) names targets:
-  // those ranges are few and short, the token's own may be the whole team's history.
+  // A service given, or the reach's targets, drive the ranges: those are few and short, where
+  // the token's own range may be most of the team's history.
   if (filters.serviceId !== undefined) return range({ type: 'service', id: filters.serviceId });
   if (!restricted) return range();
   const targets: Target[] = [];
@@ -84,7 +105,7 @@ export async function listActivity(db: Kysely<Database>, reach: Reach, filters: 
   return newestFirst(ranges, page.limit + 1);
 }
 
-export type ActivityRow = Awaited<ReturnType<typeof listActivity>>[number];
+export type ActivityRow = Awaited<ReturnType<ReturnType<typeof buildRange>['execute']>>[number];
 
 /** The first `count` rows of several ranges, each newest first, without repeats. */
 function newestFirst<Row extends { id: string }>(ranges: Row[][], count: number): Row[] {
