@@ -3,7 +3,7 @@
 // at a time, newest first. Each token's row on the API Tokens page links here with its filter.
 import type { FastifyInstance } from 'fastify';
 import type { App } from '../app.js';
-import { listActivity, listTokensToFilterBy, type ActivityFilters, type ActivityRow } from '../db/repositories/activity.js';
+import { ACTION_NAME, listActivity, listTokensToFilterBy, type ActivityFilters, type ActivityRow } from '../db/repositories/activity.js';
 import { encodeCursor } from '../db/pagination.js';
 import { html } from './html.js';
 import { page, sendPage } from './layout.js';
@@ -25,7 +25,7 @@ function filtersOf(query: Query): { filters: ActivityFilters; error?: string } {
   const bad: string[] = [];
   if (query.token) (/^tok_[0-9a-z]{20}$/.test(query.token) ? (filters.tokenId = query.token) : bad.push('token'));
   if (query.service) (/^svc_[0-9a-z]{20}$/.test(query.service) ? (filters.serviceId = query.service) : bad.push('service (an id, svc_...)'));
-  if (query.action) (/^[a-z][a-z_]{0,59}$/.test(query.action) ? (filters.action = query.action) : bad.push('action'));
+  if (query.action) (ACTION_NAME.test(query.action) ? (filters.action = query.action) : bad.push('action'));
   if (query.outcome) {
     const outcome = OUTCOMES.find((value) => value === query.outcome);
     if (outcome) filters.outcome = outcome; else bad.push('outcome');
@@ -77,7 +77,7 @@ export function registerActivityPage(server: FastifyInstance, app: App): void {
 <form method="get" action="${ACTIVITY_PATH}" class="filters">
   <label>Token <select name="token"><option value="">Any</option>${tokens.map((token) => html`<option value="${token.id}"${selected(query.token, token.id)}>${token.name}${token.revoked_at ? ' (revoked)' : ''}</option>`)}</select></label>
   <label>ERP service id <input name="service" placeholder="svc_..." maxlength="24" value="${query.service ?? ''}"></label>
-  <label>Action <input name="action" placeholder="start_erp_service" maxlength="60" value="${query.action ?? ''}"></label>
+  <label>Action <input name="action" placeholder="start_erp_service" maxlength="100" value="${query.action ?? ''}"></label>
   <label>Outcome <select name="outcome"><option value="">Any</option>${OUTCOMES.map((outcome) => html`<option${selected(query.outcome, outcome)}>${outcome}</option>`)}</select></label>
   <label>From <input type="date" name="from" value="${query.from ?? ''}"></label>
   <label>To <input type="date" name="to" value="${query.to ?? ''}"></label>

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineCapability } from '../../src/core/capability.js';
-import { listActivity } from '../../src/db/repositories/activity.js';
+import { ACTION_NAME, listActivity } from '../../src/db/repositories/activity.js';
 import { toPage } from '../../src/db/pagination.js';
 import { ActivityView, Instant, PageInput, ServiceId, TokenId, pageOf } from '../schemas.js';
 import { activityView } from '../views.js';
@@ -16,7 +16,7 @@ export default defineCapability({
   input: z.strictObject({
     token_id: TokenId.optional(),
     service_id: ServiceId.optional(),
-    action: z.string().regex(/^[a-z][a-z_]{0,59}$/, 'Must be an action name, e.g. start_erp_service.').optional(),
+    action: z.string().regex(ACTION_NAME, 'Must be an action name, e.g. start_erp_service.').optional(),
     outcome: z.enum(['allowed', 'denied', 'failed']).optional(),
     since: Instant.optional().describe('From this time, inclusive.'),
     until: Instant.optional().describe('Before this time.'),

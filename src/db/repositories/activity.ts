@@ -27,6 +27,9 @@ export interface ActivityFilters {
   until?: string | undefined;
 }
 
+/** What an entry's action can be: a tool name, a panel action, or an MCP method refused before its body was read (tools/list). */
+export const ACTION_NAME = /^[a-z][a-z0-9_/.-]{0,99}$/;
+
 export const ACTIVITY_COLUMNS = [
   'a.id', 'a.at', 'a.actor_type', 'a.actor_id', 'a.channel', 'a.action', 'a.target_type', 'a.target_id', 'a.outcome', 'a.code',
   't.name as token_name', 't.source as token_source', 'u.email as user_email',
