@@ -167,6 +167,22 @@ describe('GET /api/activity after a token created in the panel, a start over RES
     }
   });
 
+  // Last: it adds an entry of its own.
+  it('shows a token limited to servers only the entries about those: a service created on its server', async () => {
+    const created = await fetch(`${server.baseUrl}/api/service-erp`, {
+      method: 'POST', headers: { Authorization: `Bearer ${robot.value}`, Accept: 'application/json', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ server_id: team.serverIds[0], name: 'ERP C' }),
+    });
+    expect(created.status).toBe(202);
+    await server.app.audit.flush();
+    const onFirst = (await makeToken(server.app, team.teamId, { permissions: ['activity:read'], servers: [team.serverIds[0]] })).value;
+    expect((await activity('', onFirst)).data).toEqual([expect.objectContaining({
+      token: { id: robot.id, name: 'deploy robot', source: 'panel' }, action: 'create_erp_service', target: { type: 'server', id: team.serverIds[0] },
+    })]);
+    const onSecond = (await makeToken(server.app, team.teamId, { permissions: ['activity:read'], servers: [team.serverIds[1]] })).value;
+    expect((await activity('', onSecond)).data).toEqual([]);
+  });
+
   it('explains a malformed filter field by field', async () => {
     const refused = await getJson(server.baseUrl, '/api/activity?since=yesterday&outcome=maybe', reader);
     expect(refused.status).toBe(400);
