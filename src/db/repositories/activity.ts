@@ -1,14 +1,15 @@
 // The activity trail: the team's audit rows (every action and denial, from every channel), newest
-// first. Each page is read from one index range chosen by the most selective filter given (token,
-// then service, then action, then outcome, else the team), walked in id order; the other filters
-// are checked on the rows of that range through unindexed(), so that the planner cannot trade
-// the range for another index and a sort. A time range bounds the id itself: ids start with their
-// millisecond (ids.ts), so every range above is also a range of time.
+// first. Each page is read from one index range chosen by the most selective filter given (a
+// service, then a token, then an action, then an outcome, else the team), walked in id order;
+// the other filters are checked on the rows of that range through unindexed(), so that the
+// planner cannot trade the range for another index and a sort. A time range bounds the id itself:
+// ids start with their millisecond (ids.ts), so every range above is also a range of time.
+// test/db/query-plans.test.ts holds each shape's plan on a million rows.
 //
 // A token limited to services or servers sees only entries whose target is a service or server it
 // is limited to (its listed services and their copies, its listed servers): one range of
-// audit_log_target per reached thing, each read up to the page and merged. Team-wide entries
-// (tokens created, members added, services created on no listed server) are not about any of them.
+// audit_log_target per reached thing, each read up to the page and merged. Entries about the team
+// as a whole (tokens created, members added, sign-ins) are about none of them (docs/activity.md).
 import type { Kysely } from 'kysely';
 import type { Reach } from '../../core/principal.js';
 import { fastPathFor, type Placeholder } from '../connect.js';
