@@ -377,7 +377,15 @@ CREATE TABLE IF NOT EXISTS audit_log (
   code         TEXT,
   detail       TEXT
 );
-CREATE INDEX IF NOT EXISTS audit_log_team ON audit_log (team_id, at);
+-- The activity trail (src/db/repositories/activity.ts) reads the team's rows newest first, by id
+-- (ids start with their time), in one range per page: the team's, a token's, a target's, an
+-- action's or an outcome's. The first index, on (team_id, at), served no query and is dropped.
+DROP INDEX IF EXISTS audit_log_team;
+CREATE INDEX IF NOT EXISTS audit_log_team_id ON audit_log (team_id, id);
+CREATE INDEX IF NOT EXISTS audit_log_actor ON audit_log (team_id, actor_id, id);
+CREATE INDEX IF NOT EXISTS audit_log_target ON audit_log (team_id, target_type, target_id, id);
+CREATE INDEX IF NOT EXISTS audit_log_action ON audit_log (team_id, action, id);
+CREATE INDEX IF NOT EXISTS audit_log_outcome ON audit_log (team_id, outcome, id);
 
 -- Invitations to join a team: the link carries a random value; only its SHA-256 is kept.
 CREATE TABLE IF NOT EXISTS invitations (

@@ -47,6 +47,7 @@ const ENDPOINTS: Endpoint[] = [
   panelGet('panel Decisions', () => '/panel/decisions'),
   panelGet('panel Members', () => '/panel/members'),
   panelGet('panel Webhooks', () => '/panel/developer/webhooks'),
+  panelGet('panel Activity', () => '/panel/activity'),
   apiGet('GET /api/service-erp (full access)', () => '/api/service-erp?limit=20', (f) => f.fullToken),
   apiGet('GET /api/service-erp (limited to 2 services)', () => '/api/service-erp?limit=20', (f) => f.restrictedToken),
   apiGet('GET /api/service-erp/{id}/copies', (f) => `/api/service-erp/${f.fixture.serviceId}/copies`, (f) => f.fullToken),
@@ -56,6 +57,7 @@ const ENDPOINTS: Endpoint[] = [
   apiGet('GET /api/operations (limited to 2 services)', () => '/api/operations?limit=20', (f) => f.restrictedToken),
   apiGet('GET /api/operations (own requests only)', () => '/api/operations?limit=20', (f) => f.requesterToken),
   apiGet('GET /api/decisions', () => '/api/decisions?limit=20', (f) => f.fullToken),
+  apiGet('GET /api/activity', () => '/api/activity?limit=20', (f) => f.fullToken),
 ];
 
 async function call(side: Side, endpoint: Endpoint): Promise<{ ms: number; status: number; bytes: number; text: string }> {

@@ -29,6 +29,7 @@ import listDecisions from './decisions/list-decisions.js';
 import getDecision from './decisions/get-decision.js';
 import answerDecision from './decisions/answer-decision.js';
 import cancelDecision from './decisions/cancel-decision.js';
+import listActivity from './activity/list-activity.js';
 
 export const catalog: readonly Capability[] = Object.freeze([
   listErpServices,
@@ -59,4 +60,5 @@ export const catalog: readonly Capability[] = Object.freeze([
   getDecision,
   answerDecision,
   cancelDecision,
+  listActivity,
 ] as unknown as Capability[]);

@@ -134,3 +134,23 @@ export const DecisionView = z.object({
   created_at: z.string(),
   expires_at: z.string(),
 });
+
+export const TokenId = idOf('tok', 'an API token');
+
+/** An instant given by a client: ISO 8601 with its offset, or a date (that day's midnight, UTC). */
+export const Instant = z.string().max(40)
+  .regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/, 'Must be a date (2026-01-31) or a time with its offset (2026-01-31T09:00:00Z).')
+  .refine((value) => { const ms = Date.parse(value); return ms >= 0 && ms < 4e12; }, 'Must be a real date.');
+
+export const ActivityView = z.object({
+  id: z.string(),
+  at: z.string(),
+  token: z.object({ id: TokenId, name: z.string().nullable(), source: z.string().nullable() }).nullable()
+    .describe('The token that acted; null for a person in the panel or the operator.'),
+  member: z.object({ id: z.string(), email: z.string().nullable() }).nullable().describe('The person who acted in the panel.'),
+  channel: z.enum(['rest', 'mcp', 'panel', 'cli']).describe('rest includes the command line; cli is the operator on the server.'),
+  action: z.string().describe('A tool name, or a panel action such as create_token.'),
+  target: z.object({ type: z.string(), id: z.string() }).nullable(),
+  outcome: z.enum(['allowed', 'denied', 'failed']),
+  code: z.string().nullable().describe('The error code of a refusal or failure.'),
+});

@@ -4,7 +4,8 @@ import { serviceUrl } from '../src/engine/service-url.js';
 import { openInitialCredentials } from '../src/engine/apps/initial-credentials.js';
 import type { SecretBox } from '../src/secrets/secret-box.js';
 import type { DecisionRow } from '../src/db/repositories/decisions.js';
-import type { BackupView, DecisionView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
+import type { ActivityRow } from '../src/db/repositories/activity.js';
+import type { ActivityView, BackupView, DecisionView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
 import { decisionStateAt } from '../src/decisions/decision-state.js';
 
 type ServiceRow = {
@@ -88,5 +89,19 @@ export function decisionView(row: DecisionRow): z.infer<typeof DecisionView> {
     answered_by: row.answered_by_type && row.answered_by_id
       ? { type: row.answered_by_type, id: row.answered_by_id, channel: row.answered_channel ?? '' } : null,
     answered_at: row.answered_at, created_at: row.created_at, expires_at: row.expires_at,
+  };
+}
+
+const ACTIVITY_CHANNELS: Record<string, z.infer<typeof ActivityView>['channel']> = { api: 'rest', mcp: 'mcp', panel: 'panel', cli: 'cli' };
+
+export function activityView(row: ActivityRow): z.infer<typeof ActivityView> {
+  return {
+    id: row.id, at: row.at,
+    token: row.actor_type === 'token' && row.actor_id ? { id: row.actor_id, name: row.token_name, source: row.token_source } : null,
+    member: row.actor_type === 'user' && row.actor_id ? { id: row.actor_id, email: row.user_email } : null,
+    channel: ACTIVITY_CHANNELS[row.channel] ?? 'rest',
+    action: row.action,
+    target: row.target_type && row.target_id ? { type: row.target_type, id: row.target_id } : null,
+    outcome: row.outcome, code: row.code,
   };
 }

@@ -1,5 +1,5 @@
 // The permission catalog. Write implies read (asking and answering decisions imply reading them); download, restore and reading caught mail are
-// permissions of their own and are implied by nothing but full access.
+// permissions of their own and are implied by nothing but full access; so is reading the team's activity (what every token did).
 export const PERMISSIONS = [
   { id: 'services:read', label: 'Read ERP services (and their copies)', group: 'ERP services', implies: [] },
   { id: 'services:operate', label: 'Start, stop and redeploy ERP services', group: 'ERP services', implies: ['services:read'] },
@@ -14,6 +14,7 @@ export const PERMISSIONS = [
   { id: 'decisions:read', label: 'Read decisions asked of the team', group: 'Decisions', implies: [] },
   { id: 'decisions:request', label: 'Ask the team for decisions', group: 'Decisions', implies: ['decisions:read'] },
   { id: 'decisions:answer', label: 'Answer decisions that others asked', group: 'Decisions', implies: ['decisions:read'] },
+  { id: 'activity:read', label: "Read the team's activity", group: 'Activity', implies: [] },
 ] as const;
 
 export type PermissionId = (typeof PERMISSIONS)[number]['id'];

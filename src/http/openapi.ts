@@ -68,7 +68,7 @@ export function buildOpenApiDocument(catalog: readonly Capability[]): JsonSchema
     security: [{ bearerAuth: [] }],
     tags: [
       { name: 'ERP services' }, { name: 'Servers' }, { name: 'Backups' }, { name: 'Mail catcher' }, { name: 'Operations' },
-      { name: 'Decisions' }, { name: 'Token' },
+      { name: 'Decisions' }, { name: 'Token' }, { name: 'Activity' },
     ],
     paths,
     webhooks: webhooksOf(),
@@ -230,7 +230,7 @@ function tagOf(capability: Capability): string {
   const segment = capability.http.path.split('/')[2] ?? '';
   if (capability.target.kind === 'backup' || capability.http.path.includes('backups')) return 'Backups';
   if (capability.permission === 'mailcatcher:read') return 'Mail catcher';
-  const tag = ({ 'service-erp': 'ERP services', servers: 'Servers', operations: 'Operations', decisions: 'Decisions', token: 'Token' } as Record<string, string>)[segment];
+  const tag = ({ 'service-erp': 'ERP services', servers: 'Servers', operations: 'Operations', decisions: 'Decisions', token: 'Token', activity: 'Activity' } as Record<string, string>)[segment];
   // A tag the document's list lacks is an error to OpenAPI tools (Redocly, Spectral): a new path segment needs its tag here.
   if (!tag) throw new Error(`No OpenAPI tag for ${capability.http.path}: add one to tagOf() and to the document's tags.`);
   return tag;

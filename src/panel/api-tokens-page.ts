@@ -57,7 +57,7 @@ They are managed only here, never through the API or the MCP server.</p>
       <td>${token.expires_on ?? 'Never'}</td>
       <td>${token.last_used_at ? html`${token.last_used_at.slice(0, 16).replace('T', ' ')} UTC<div class="muted">${token.last_used_channel === 'mcp' ? 'MCP server' : 'REST API'}</div>` : 'Never'}</td>
       <td class="state">${state}</td>
-      <td>${state === 'revoked' ? '' : html`<a href="${BASE}/${token.id}/edit">Edit access</a><br><a href="${BASE}/${token.id}/replace">Replace</a><br><a href="${BASE}/${token.id}/revoke">Revoke</a>`}</td>
+      <td><a href="/panel/activity?token=${token.id}">Activity</a>${state === 'revoked' ? '' : html`<br><a href="${BASE}/${token.id}/edit">Edit access</a><br><a href="${BASE}/${token.id}/replace">Replace</a><br><a href="${BASE}/${token.id}/revoke">Revoke</a>`}</td>
     </tr>`;
   })}
   </tbody>

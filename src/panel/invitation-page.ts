@@ -45,7 +45,7 @@ ${hasAccount ? 'You already have an account: confirm with your password.' : 'Cho
     }
     const userId = await upsertMember(db, { teamId: invitation.team_id, email: invitation.email, role: invitation.role, passwordHash });
     await markInvitationAccepted(db, invitation.id_hash);
-    panelAudit(app, { teamId: invitation.team_id, userId, action: 'accept_invitation', outcome: 'allowed' });
+    panelAudit(app, { teamId: invitation.team_id, userId, action: 'accept_invitation', outcome: 'allowed', targetType: 'member', targetId: userId });
     return reply.redirect('/panel/sign-in', 303);
   });
 }

@@ -27,6 +27,7 @@ export function page(title: string, body: Html, session?: PanelSession): Html {
     <a href="/panel">Overview</a>
     <a href="/panel/decisions">Decisions</a>
     <a href="/panel/members">Members</a>
+    <a href="/panel/activity">Activity</a>
     <span>Developer:</span>
     <a href="/panel/developer/api-tokens">API Tokens</a>
     <a href="/panel/developer/webhooks">Webhooks</a>

@@ -88,6 +88,7 @@ ${invitations.length > 0 ? html`<h2>Open invitations</h2><ul>${invitations.map((
     else await removeMember(db, session.team.id, target.user_id);
     panelAudit(app, {
       teamId: session.team.id, userId: session.userId, action: newRole ? 'change_member_role' : 'remove_member', outcome: 'allowed',
+      targetType: 'member', targetId: target.user_id,
       detail: newRole ? `${target.email}: ${target.role} -> ${newRole}` : target.email,
     });
     return reply.redirect(target.user_id === session.userId && !newRole ? '/panel/sign-in' : BASE, 303);

@@ -6,7 +6,7 @@ export function panelAudit(
   entry: {
     teamId: string | null; userId: string | null; action: string; outcome: 'allowed' | 'denied'; targetId?: string;
     /** What targetId names; a token unless said otherwise (the first panel writes were all about tokens). */
-    targetType?: 'token' | 'decision'; code?: string; detail?: string;
+    targetType?: 'token' | 'decision' | 'member'; code?: string; detail?: string;
   },
 ): void {
   app.audit.record({

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { App } from '../app.js';
 import type { OAuthServer } from '../oauth/oauth-server.js';
 import { packageRoot } from '../package-root.js';
+import { registerActivityPage } from './activity-page.js';
 import { registerApiTokensPage } from './api-tokens-page.js';
 import { registerConsentPage } from './consent-page.js';
 import { registerDecisionsPage } from './decisions-page.js';
@@ -50,6 +51,7 @@ export async function registerPanel(server: FastifyInstance, app: App, oauth: OA
     registerTokenChoices(panel, app);
     registerMembersPage(panel, app);
     registerWebhooksPage(panel, app);
+    registerActivityPage(panel, app);
     registerInvitationPage(panel, app);
     registerConsentPage(panel, app, oauth);
   });

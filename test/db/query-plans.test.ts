@@ -23,6 +23,7 @@ import { encodeCursor } from '../../src/db/pagination.js';
 import { listEvents } from '../../src/db/repositories/events.js';
 import { copiesOfServices, countServicesByState, listServersPage, listTopLevelServicesPage } from '../../src/db/repositories/service-overview.js';
 import { choiceNames, knownChoices, tokenChoices } from '../../src/panel/token-choices.js';
+import { listActivity } from '../../src/db/repositories/activity.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 
 const engine = process.env.TEAMINFRA_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
@@ -78,6 +79,15 @@ async function plansOf(test: TestDatabase, queries: readonly CompiledQuery[]): P
   }
 }
 
+// A token limited to services: the services it reaches (its listed ones, then their copies), read by key.
+const REACHED_SERVICES = [
+    'COMPOUND QUERY', 'LEFT-MOST SUBQUERY',
+    'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+    'UNION ALL',
+    'SEARCH l USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
+    'SEARCH c USING COVERING INDEX erp_services_parent_id (parent_id=?)',
+  ];
+
 describe(`query plans (${engine})`, () => {
   let test: TestDatabase;
   let fixture: Fixture;
@@ -123,14 +133,6 @@ describe(`query plans (${engine})`, () => {
   ];
   // The same, as the only subquery of its statement.
   const LISTED_SERVERS_ALONE = LISTED_SERVERS.map((line) => line.replace('LIST SUBQUERY 4', 'LIST SUBQUERY 1'));
-  // A token limited to services: the services it reaches (its listed ones, then their copies), read by key.
-  const REACHED_SERVICES = [
-      'COMPOUND QUERY', 'LEFT-MOST SUBQUERY',
-      'SEARCH api_token_services USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
-      'UNION ALL',
-      'SEARCH l USING COVERING INDEX sqlite_autoindex_api_token_services_1 (token_id=?)',
-      'SEARCH c USING COVERING INDEX erp_services_parent_id (parent_id=?)',
-    ];
   const cursor = () => encodeCursor(fixture.serviceIds[0]!);
   // Each read, and on SQLite the exact plan it must have: every table reached by key.
   // `sqlite` is the plan of the one query a read sends, or of each when it sends several.
@@ -294,6 +296,159 @@ describe(`query plans (${engine})`, () => {
       } else {
         const lines = plans.flat();
         expect(lines.filter((line) => /Seq Scan/.test(line)), lines.join('\n')).toEqual([]);
+      }
+    });
+  }
+});
+
+// The activity trail (issue 24) on a team with a million audit rows: every filter a token can
+// give, alone and together, with and without a cursor and a time range, and a token limited to
+// services or servers, reads one index range per page (or one per reached service or server),
+// newest first, never the team's rows one by one. The million rows are written by the database
+// itself (a recursive CTE on SQLite, generate_series on PostgreSQL), so that seeding is seconds:
+// four in five are the team's, the rest another team's; one in twenty is the fixture's token's,
+// the others nineteen other tokens' but for ten rows of a token that rarely acts; six services;
+// three actions; one in fifty denied.
+describe(`query plans of the activity trail, a million audit rows (${engine})`, () => {
+  let test: TestDatabase;
+  let fixture: Fixture;
+  let teamReach: Reach;
+  let listedReach: Reach;
+  const ROWS = 1_000_000;
+
+  beforeAll(async () => {
+    test = await openTestDatabase(undefined, 'activity-plans');
+    fixture = await seed(test.db.kysely);
+    teamReach = { teamId: fixture.teamId, tokenId: fixture.teamTokenId, restrictServices: false, restrictServers: false };
+    listedReach = { teamId: fixture.teamId, tokenId: fixture.listedTokenId, restrictServices: true, restrictServers: true };
+    // Ids as newId() makes them: 'aud_', 9 base36 digits of a millisecond, then 11 more; one a millisecond from 2026-01-01.
+    const start = Date.parse('2026-01-01T00:00:00Z');
+    const services = fixture.serviceIds;
+    if (test.engine === 'sqlite') {
+      const sqlite = test.db.sqlite!;
+      sqlite.function('base36', (value: number) => value.toString(36).padStart(9, '0'));
+      sqlite.prepare(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
+        INSERT INTO audit_log (id, team_id, at, actor_type, actor_id, channel, action, target_type, target_id, outcome, code)
+        SELECT 'aud_' || base36(? + i) || printf('%011d', i), CASE i % 5 WHEN 4 THEN 'team_other' ELSE ? END,
+          strftime('%Y-%m-%dT%H:%M:%fZ', (? + i) / 1000.0, 'unixepoch'),
+          'token', CASE WHEN i % 100000 = 7 THEN ? WHEN i % 20 = 0 THEN ? ELSE 'tok_' || printf('%020d', i % 20) END, CASE i % 2 WHEN 0 THEN 'api' ELSE 'mcp' END,
+          CASE i % 3 WHEN 0 THEN 'start_erp_service' WHEN 1 THEN 'stop_erp_service' ELSE 'create_backup' END,
+          'service', CASE i % 6 ${services.map((id, index) => `WHEN ${index} THEN '${id}'`).join(' ')} END,
+          CASE WHEN i % 50 = 0 THEN 'denied' ELSE 'allowed' END, CASE WHEN i % 50 = 0 THEN 'missing_permission' END
+        FROM n`).run(ROWS, start, fixture.teamId, start, fixture.listedTokenId, fixture.teamTokenId);
+    } else {
+      const client = new pg.Client({ connectionString: test.url });
+      await client.connect();
+      try {
+        await client.query(`CREATE FUNCTION pg_temp.base36(value bigint) RETURNS text AS $$
+          WITH RECURSIVE d(v, s) AS (SELECT value, '' UNION ALL SELECT v / 36, substr('0123456789abcdefghijklmnopqrstuvwxyz', (v % 36)::int + 1, 1) || s FROM d WHERE v > 0)
+          SELECT lpad(s, 9, '0') FROM d WHERE v = 0 $$ LANGUAGE sql IMMUTABLE`);
+        await client.query(`INSERT INTO audit_log (id, team_id, at, actor_type, actor_id, channel, action, target_type, target_id, outcome, code)
+          SELECT 'aud_' || pg_temp.base36($2::bigint + i) || lpad(i::text, 11, '0'), CASE i % 5 WHEN 4 THEN 'team_other' ELSE $3 END,
+            to_char(to_timestamp(($2::bigint + i) / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+            'token', CASE WHEN i % 100000 = 7 THEN $6 WHEN i % 20 = 0 THEN $4 ELSE 'tok_' || lpad((i % 20)::text, 20, '0') END,
+            CASE i % 2 WHEN 0 THEN 'api' ELSE 'mcp' END,
+            CASE i % 3 WHEN 0 THEN 'start_erp_service' WHEN 1 THEN 'stop_erp_service' ELSE 'create_backup' END,
+            'service', ($5::text[])[i % 6 + 1],
+            CASE WHEN i % 50 = 0 THEN 'denied' ELSE 'allowed' END, CASE WHEN i % 50 = 0 THEN 'missing_permission' END
+          FROM generate_series(0, $1::int - 1) AS i`, [ROWS, start, fixture.teamId, fixture.teamTokenId, services, fixture.listedTokenId]);
+        await client.query('ANALYZE audit_log');
+      } finally {
+        await client.end();
+      }
+    }
+  }, 600_000);
+  afterAll(async () => { await test?.close(); });
+
+  async function plansOfActivity(read: (db: Kysely<Database>) => Promise<unknown>): Promise<string[][]> {
+    const recorder = recording(test);
+    try {
+      await read(recorder.db);
+    } finally {
+      await recorder.end();
+    }
+    return plansOf(test, recorder.queries);
+  }
+
+  const page = { limit: 50 };
+  const cursor = () => ({ limit: 50, cursor: encodeCursor('aud_0mjuq4xk000000500000') });
+  const since = '2026-01-01T00:05:00.000Z';
+  const until = '2026-01-01T00:10:00.000Z';
+  // The token's and target's joins, by key, on every read.
+  const JOINS = ['SEARCH t USING INDEX sqlite_autoindex_api_tokens_1 (id=?) LEFT-JOIN', 'SEARCH u USING INDEX sqlite_autoindex_users_1 (id=?) LEFT-JOIN'];
+  const REACHED_SERVERS = ['SEARCH api_token_servers USING COVERING INDEX sqlite_autoindex_api_token_servers_1 (token_id=?)'];
+  const reads: { name: string; read: (db: Kysely<Database>) => Promise<unknown>; sqlite: string[][]; several?: true; pg?: RegExp }[] = [
+    { name: 'the whole team', read: (db) => listActivity(db, teamReach, {}, page), sqlite: [
+      ['SEARCH a USING INDEX audit_log_team_id (team_id=?)', ...JOINS],
+    ] },
+    { name: 'the whole team, next page, in a time range', read: (db) => listActivity(db, teamReach, { since, until }, cursor()), sqlite: [
+      ['SEARCH a USING INDEX audit_log_team_id (team_id=? AND id>? AND id<?)', ...JOINS],
+    ] },
+    { name: 'one token', read: (db) => listActivity(db, teamReach, { tokenId: fixture.teamTokenId }, page), sqlite: [
+      ['SEARCH a USING INDEX audit_log_actor (team_id=? AND actor_id=?)', ...JOINS],
+    ] },
+    // Given both ends of a time range, SQLite rather reads the team's rows between them: a range still.
+    { several: true, name: 'one token, every other filter, next page', read: (db) => listActivity(db, teamReach,
+      { tokenId: fixture.teamTokenId, action: 'stop_erp_service', outcome: 'denied', since, until }, cursor()), sqlite: [
+      ['SEARCH a USING INDEX audit_log_team_id (team_id=? AND id>? AND id<?)', ...JOINS],
+    ] },
+    { several: true, name: 'one token, every other filter, since a time', read: (db) => listActivity(db, teamReach,
+      { tokenId: fixture.teamTokenId, action: 'stop_erp_service', outcome: 'denied', since }, page), sqlite: [
+      ['SEARCH a USING INDEX audit_log_actor (team_id=? AND actor_id=? AND id>?)', ...JOINS],
+    ] },
+    { name: 'a token that rarely acts', pg: /^audit_log_actor$/, read: (db) => listActivity(db, teamReach, { tokenId: fixture.listedTokenId }, page), sqlite: [
+      ['SEARCH a USING INDEX audit_log_actor (team_id=? AND actor_id=?)', ...JOINS],
+    ] },
+    { name: 'one service', read: (db) => listActivity(db, teamReach, { serviceId: fixture.serviceIds[1] }, page), sqlite: [
+      ['SEARCH a USING INDEX audit_log_target (team_id=? AND target_type=? AND target_id=?)', ...JOINS],
+    ] },
+    { several: true, name: 'one service and token, action, outcome, time', read: (db) => listActivity(db, teamReach,
+      { serviceId: fixture.serviceIds[1], tokenId: fixture.teamTokenId, action: 'start_erp_service', outcome: 'allowed', since }, page), sqlite: [
+      ['SEARCH a USING INDEX audit_log_target (team_id=? AND target_type=? AND target_id=? AND id>?)', ...JOINS],
+    ] },
+    { name: 'one action', read: (db) => listActivity(db, teamReach, { action: 'create_backup' }, page), sqlite: [
+      ['SEARCH a USING INDEX audit_log_action (team_id=? AND action=?)', ...JOINS],
+    ] },
+    { several: true, name: 'one action and outcome, in a time range', read: (db) => listActivity(db, teamReach, { action: 'create_backup', outcome: 'denied', until }, page), sqlite: [
+      ['SEARCH a USING INDEX audit_log_action (team_id=? AND action=? AND id<?)', ...JOINS],
+    ] },
+    { name: 'one outcome', read: (db) => listActivity(db, teamReach, { outcome: 'denied' }, cursor()), sqlite: [
+      ['SEARCH a USING INDEX audit_log_outcome (team_id=? AND outcome=? AND id<?)', ...JOINS],
+    ] },
+    // Limited to two services (one with a copy) and a server: one range per reached thing.
+    { name: 'a token limited to services and servers', read: (db) => listActivity(db, listedReach, {}, page), sqlite: [
+      REACHED_SERVICES,
+      REACHED_SERVERS,
+      ...[0, 1, 2, 3].map(() => ['SEARCH a USING INDEX audit_log_target (team_id=? AND target_type=? AND target_id=?)', ...JOINS]),
+    ] },
+    { several: true, name: 'a token limited to services and servers, filtered by token and outcome', read: (db) => listActivity(db, listedReach,
+      { tokenId: fixture.teamTokenId, outcome: 'denied', since }, cursor()), sqlite: [
+      REACHED_SERVICES,
+      REACHED_SERVERS,
+      ...[0, 1, 2, 3].map(() => ['SEARCH a USING INDEX audit_log_target (team_id=? AND target_type=? AND target_id=? AND id>? AND id<?)', ...JOINS]),
+    ] },
+  ];
+
+  for (const { name, read, sqlite, several, pg: pgIndex } of reads) {
+    it(`reads the activity of ${name} by index range`, async () => {
+      const plans = await plansOfActivity(read);
+      if (test.engine === 'sqlite') {
+        expect(plans).toEqual(sqlite);
+      } else {
+        // PostgreSQL, with the statistics ANALYZE took: audit_log is read only through an index
+        // range of its own (team_id first). Given several filters, it may judge the rows that
+        // pass them so few that it reads the driving range by bitmap and sorts what passed,
+        // rather than walking it backward up to the page; one filter or none, it walks backward.
+        const lines = plans.flat();
+        const text = lines.join('\n');
+        expect(lines.filter((line) => /Seq Scan/.test(line)), text).toEqual([]);
+        // Where the rows that pass are dense (a twentieth of the table and more), PostgreSQL may
+        // rather walk the primary key backward (ids in order, as the rows lie on disk) up to the
+        // page, checking each row: it expects to read a few pages' worth. Where they are rare,
+        // where that walk would read the table to fill a page, it takes the filter's own range.
+        const index = /(?:Index Scan Backward using|Bitmap Index Scan on) (audit_log_\w+)/.exec(text)?.[1];
+        expect(index, text).toMatch(pgIndex ?? /^audit_log_\w+$/);
+        if (!several) expect(lines.filter((line) => /Sort/.test(line)), text).toEqual([]);
       }
     });
   }

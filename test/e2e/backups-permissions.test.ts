@@ -14,7 +14,7 @@ const ALLOWED: Record<PermissionId, Operation[]> = {
   'backups:create': ['list', 'get', 'create'],
   'backups:download': ['download'],
   'backups:restore': ['restore'],
-  'mailcatcher:read': [], 'decisions:read': [], 'decisions:request': [], 'decisions:answer': [],
+  'mailcatcher:read': [], 'decisions:read': [], 'decisions:request': [], 'decisions:answer': [], 'activity:read': [],
 };
 
 const REQUIRED: Record<Operation, PermissionId> = {
