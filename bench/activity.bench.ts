@@ -16,7 +16,7 @@ import { DATABASE_FILE } from '../src/db/connect.js';
 import { newId } from '../src/db/ids.js';
 import { insertTeam } from '../src/db/repositories/teams.js';
 import { createToken } from '../src/db/repositories/tokens.js';
-import { authenticate } from '../src/auth/authenticate.js';
+import { authenticate } from '../src/core/authenticate.js';
 import { callerAccess } from '../src/core/invoke.js';
 import listActivity from '../tools/activity/list-activity.js';
 import { envNumber } from './support/settings.js';
@@ -72,7 +72,7 @@ export default async function activityBench() {
     const principal = await authenticate(db, watched.value);
     const context: CapabilityContext = {
       db: app.db, reach: principal.reach, actor: { tokenId: principal.tokenId, channel: 'api' }, caller: callerAccess(principal),
-      target: undefined, idempotencyKey: undefined, publicUrl: undefined,
+      target: undefined, idempotencyKey: undefined, publicUrl: undefined, approvals: app.approvals,
     };
     const input = listActivity.input.parse({ token_id: watched.id, limit: 50 });
     const ours = () => listActivity.run(input, context);
