@@ -117,6 +117,7 @@ async function measureHttp(dataDir: string, token: string, config: ReturnType<ty
 }
 
 const FLOOR = fileURLToPath(new URL('./servers/stdio-floor.js', import.meta.url));
+const SDK_FLOOR = fileURLToPath(new URL('./servers/stdio-sdk-floor.js', import.meta.url));
 
 interface StdioAnswers { initialize: unknown; toolsList: unknown }
 
@@ -167,6 +168,7 @@ export default async function mcpBench() {
     const http = await measureHttp(dataDir, fixture.token, config);
     const stdioRuns: number[] = [];
     const floorRuns: number[] = [];
+    const sdkFloorRuns: number[] = [];
     const answers: StdioAnswers = { initialize: null, toolsList: null };
     const ours = [CLI, 'mcp', '--data-dir', dataDir];
     await stdioStartupMs(ours, fixture.token, answers);
@@ -175,6 +177,7 @@ export default async function mcpBench() {
     for (let run = 0; run < config.stdioRuns; run++) {
       stdioRuns.push(await stdioStartupMs(ours, fixture.token));
       floorRuns.push(await stdioStartupMs([FLOOR, answersFile], fixture.token));
+      sdkFloorRuns.push(await stdioStartupMs([SDK_FLOOR, answersFile], fixture.token));
     }
 
     const { rest, mcp, modern, floor, floorModern } = http;
@@ -200,6 +203,7 @@ export default async function mcpBench() {
     const stdioMedianMs = median(stdioRuns);
     const floorMedianMs = median(floorRuns);
     const stdioOverFloor = stdioMedianMs / floorMedianMs;
+    const sdkFloorMedianMs = median(sdkFloorRuns);
     const met = {
       legacyOverFloor: ratios.legacyOverFloor >= FLOOR_TARGET,
       modernOverFloor: ratios.modernOverFloor >= FLOOR_TARGET,
@@ -235,6 +239,9 @@ export default async function mcpBench() {
       `(${stdioRuns.map((ms) => Math.round(ms)).join(', ')})`);
     console.log(`stdio floor, bare Node answering the same lines: median ${fixed(floorMedianMs, 0)} ms ` +
       `(${floorRuns.map((ms) => Math.round(ms)).join(', ')}); ours/bare = ${fixed(stdioOverFloor)}; target <= ${STDIO_OVER_BARE_TARGET}: ${verdict(met.stdio)}`);
+    console.log(`stdio SDK floor, the SDK's serveStdio answering the same tools/list: median ${fixed(sdkFloorMedianMs, 0)} ms ` +
+      `(${sdkFloorRuns.map((ms) => Math.round(ms)).join(', ')}); SDK floor/bare = ${fixed(sdkFloorMedianMs / floorMedianMs)}, ` +
+      `ours/SDK floor = ${fixed(stdioMedianMs / sdkFloorMedianMs)}`);
     const problems = ([['REST', rest], ['MCP', mcp], ['MCP 2026-07-28', modern], ['(d)', floor], ['(d) 2026-07-28', floorModern]] as const)
       .filter(([, f]) => f.non2xx > 0 || f.errors > 0)
       .map(([label, f]) => `${label}: ${f.non2xx} non-2xx, ${f.errors} errors`);
@@ -245,8 +252,8 @@ export default async function mcpBench() {
       rest, mcp, modern, floor, floorModern,
       bodyBytes: http.bytes,
       toolList: { bytes: toolListBytes, tools: toolCount },
-      ratios: { ...ratios, stdioOverFloor },
-      stdio: { medianMs: stdioMedianMs, runsMs: stdioRuns, floorMedianMs, floorRunsMs: floorRuns },
+      ratios: { ...ratios, stdioOverFloor, stdioSdkFloorOverBare: sdkFloorMedianMs / floorMedianMs, stdioOverSdkFloor: stdioMedianMs / sdkFloorMedianMs },
+      stdio: { medianMs: stdioMedianMs, runsMs: stdioRuns, floorMedianMs, floorRunsMs: floorRuns, sdkFloorMedianMs, sdkFloorRunsMs: sdkFloorRuns },
       target,
       problems,
     };

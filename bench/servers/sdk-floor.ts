@@ -128,7 +128,7 @@ app.post('/mcp', async (request, reply) => {
   }
   reply.hijack();
   const server = serverFor(token);
-  const transport = new OneAnswerTransport((body) => reply.raw.writeHead(200, { 'content-type': 'application/json' }).end(body));
+  const transport = new OneAnswerTransport((body) => reply.raw.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body));
   await server.connect(transport);
   transport.deliver(message);
   return reply;
