@@ -65,8 +65,14 @@ function toolOf(capability: Capability): Tool {
 
 function outputSchemaOf(capability: Capability): Tool['outputSchema'] {
   const lean = leanOutputSchema(objectSchema(capability, 'output'));
-  if (!capability.hints.readOnly) return summaryOf(lean, WRITE_MEMBERS) as Tool['outputSchema'];
+  if (!capability.hints.readOnly && isResource(lean)) return summaryOf(lean, WRITE_MEMBERS) as Tool['outputSchema'];
   return itemsSummarized(lean) as Tool['outputSchema'];
+}
+
+/** An answer that is one resource with a life of its own (an id and a state), which another tool reads whole. */
+function isResource(schema: Record<string, unknown>): boolean {
+  const properties = schema.properties as Record<string, unknown> | undefined;
+  return properties !== undefined && 'id' in properties && 'state' in properties;
 }
 
 /** A page (`data` and `next_cursor`) declares its items by ITEM_MEMBERS; any other answer, whole. */
@@ -74,6 +80,7 @@ function itemsSummarized(schema: Record<string, unknown>): Record<string, unknow
   const properties = schema.properties as Record<string, { type?: unknown; items?: Record<string, unknown> }> | undefined;
   const data = properties?.data;
   if (!data || data.type !== 'array' || !data.items || !('next_cursor' in properties)) return schema;
+  if (!('id' in ((data.items.properties ?? {}) as object))) return schema;
   return { ...schema, properties: { ...properties, data: { ...data, items: summaryOf(data.items, ITEM_MEMBERS) } } };
 }
 
