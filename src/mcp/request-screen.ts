@@ -60,12 +60,15 @@ export function invalidParamsOf(request: JSONRPCRequest, era: ProtocolEra): JSON
  * request again right after, about 10 us a call here): a tools/call with a name, arguments as an
  * object, and at most the per-request envelope in `_meta` (the SDK's classifier checked that on a
  * 2026-07-28 request, and it is absent on a 2025-era one); a tools/list with no params or only a
- * cursor. Anything else goes through the schema, for the sentence.
+ * cursor; an initialize with a version, capabilities and the client's name and version (the first
+ * line of every stdio start, where the schema's first run is felt). Anything else goes through
+ * the schema, for the sentence.
  */
 function plainlyFits(request: JSONRPCRequest): boolean {
   const params = request.params as Record<string, unknown> | undefined;
   if (request.method === 'tools/list' && params === undefined) return true;
   if (!isPlainObject(params)) return false;
+  if (request.method === 'initialize') return plainInitialize(params);
   if (request.method === 'tools/call' && typeof params.name !== 'string') return false;
   if (request.method !== 'tools/call' && request.method !== 'tools/list') return false;
   for (const key in params) {
@@ -76,6 +79,14 @@ function plainlyFits(request: JSONRPCRequest): boolean {
     return false;
   }
   return true;
+}
+
+function plainInitialize(params: Record<string, unknown>): boolean {
+  const { protocolVersion, capabilities, clientInfo } = params;
+  // Every capability a client declares is an object; what is inside each, the SDK checks.
+  return Object.keys(params).length === 3 && typeof protocolVersion === 'string' && isPlainObject(capabilities) &&
+    Object.values(capabilities).every(isPlainObject) && isPlainObject(clientInfo) &&
+    typeof clientInfo.name === 'string' && typeof clientInfo.version === 'string';
 }
 
 const ENVELOPE = new Set(['io.modelcontextprotocol/protocolVersion', 'io.modelcontextprotocol/clientInfo', 'io.modelcontextprotocol/clientCapabilities']);
