@@ -37,7 +37,7 @@ export default defineCapability({
   name: 'download_backup',
   title: 'Download a backup',
   description:
-    'The backup file (zstd-compressed database; gzip for old backups). REST answers the file (Range, Repr-Digest); MCP a single-use link valid 5 minutes. Check it against the backup\'s sha256.',
+    'The backup file (zstd; gzip for old backups). REST answers the file (Range, Repr-Digest); MCP a single-use link valid 5 minutes. Check its sha256.',
   permission: 'backups:download',
   target: { kind: 'backup', from: 'backup_id' },
   input: z.strictObject({ backup_id: BackupId }),

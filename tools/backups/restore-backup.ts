@@ -8,7 +8,7 @@ export default defineCapability({
   name: 'restore_backup',
   title: 'Restore a backup',
   description:
-    'Replaces the database of the backed-up service, or of one of its copies, with the backup. Verifies the backup first; takes a safety backup; data written since the backup is lost.',
+    'Replaces the database of the backed-up service, or of one of its copies, with the backup, once verified; a safety backup keeps the data written since.',
   permission: 'backups:restore',
   approvable: { queues: 'restore' },
   target: { kind: 'backup', from: 'backup_id' },

@@ -11,7 +11,7 @@ export default defineCapability({
   name: 'request_decision',
   title: 'Ask the team for a decision',
   description:
-    'Asks a person of the team to decide: one of 2-10 options, or free text. A member answers in the panel, or another token with answer_decision. Over MCP it waits for the answer (or returns it pending: get_decision).',
+    'Asks a person of the team to pick one of 2-10 options, or to answer in free text (members in the panel, other tokens with answer_decision). Over MCP it waits for the answer.',
   permission: 'decisions:request',
   target: { kind: 'service', from: 'service_id', optional: true },
   input: z.strictObject({

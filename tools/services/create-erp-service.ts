@@ -8,7 +8,7 @@ export default defineCapability({
   name: 'create_erp_service',
   title: 'Create an ERP service',
   description:
-    'Creates an ERP service on a server, stopped. The operation\'s service_id is the new service; for an app with an admin login (tryton) its result holds initial_credentials, shown once: keep them.',
+    'Creates an ERP service on a server, stopped. The operation\'s service_id is the new service; for an app with an admin login its result holds initial_credentials, shown once.',
   permission: 'services:write',
   target: { kind: 'server', from: 'server_id' },
   creates: 'service',
