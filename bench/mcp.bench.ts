@@ -1,18 +1,23 @@
-// MCP against REST on the same data in the same run: `tools/call` of list_erp_services over
-// streamable HTTP (POST /mcp) against GET /api/service-erp, same token, same 20-row page, one
-// server process, rounds in alternating order. Target: MCP >= 0.5 of REST's throughput.
-// MCP is measured twice: as a 2025-era client calls (our own JSON transport) and as a
-// 2026-07-28 client does (version and capabilities in _meta, Mcp-Method/Mcp-Name headers; the
-// SDK's createMcpHandler answers it).
-// Then the stdio server: from process start to the answer of tools/list (initialize first, as a
-// client does), median of runs, against (floor) a bare Node process answering the same two lines
-// (servers/stdio-floor.ts), the runs alternating. Targets: MCP >= 0.85 of REST, stdio under 300 ms.
+// MCP against its floor and against REST, on the same data in the same run: `tools/call` of
+// list_erp_services over streamable HTTP (POST /mcp) against GET /api/service-erp, same token,
+// same 20-row page, rounds in alternating order. MCP is measured as a 2025-era client calls (our
+// JSON transport) and as a 2026-07-28 client does (version and capabilities in _meta,
+// Mcp-Method/Mcp-Name headers; the SDK's createMcpHandler answers it), each against baseline (d):
+// the best server a careful engineer would write with the same SDK and Fastify for this one call
+// (servers/sdk-floor.ts, its own process). Targets (issue 26): ours >= 0.95 of (d) for both eras,
+// and the 2026-07-28 call >= 0.9 of the 2025-era call.
+// Then tools/list for a full-access token (bytes; bound 24 KB, test/mcp/tool-list-size.test.ts),
+// and the stdio server: from process start to the answer of tools/list (initialize first, as a
+// client does), median of runs, against a bare Node process answering the same two lines
+// (servers/stdio-floor.ts), the runs alternating. Target: at most 2.5x the bare process.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Options } from 'autocannon';
+import { buildToolCatalog } from '../src/mcp/tool-definitions.js';
+import { catalog } from '../tools/index.js';
 import { startChildServer, type ChildServer } from './support/child-server.js';
 import { pool, type LoadFigures, type Sample } from './support/load.js';
 import { seedListServices } from './support/seed.js';
@@ -25,18 +30,21 @@ const MODERN_CALL = { ...MCP_CALL, params: { ...MCP_CALL.params, _meta: {
   'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
   'io.modelcontextprotocol/clientCapabilities': {},
 } } };
-const THROUGHPUT_TARGET = 0.85;
-const STDIO_TARGET_MS = 300;
+const FLOOR_TARGET = 0.95;
+const MODERN_OVER_LEGACY_TARGET = 0.9;
+const STDIO_OVER_BARE_TARGET = 2.5;
+const TOOL_LIST_BOUND_BYTES = 24 * 1024;
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
 function settings() {
   return { ...loadSettings(), stdioRuns: Math.round(envNumber('BENCH_STDIO_RUNS', 10)) };
 }
 
-interface Side { key: 'rest' | 'mcp' | 'modern'; label: string; request: { url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }; samples: Sample[] }
+interface Side { key: 'rest' | 'mcp' | 'modern' | 'floor' | 'floorModern'; label: string; server: ChildServer; request: { url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }; samples: Sample[] }
 
 /** One autocannon run of either side, counted the same way (2xx answers, server CPU time). */
-async function sampleOf(side: Side, server: ChildServer, seconds: number, connections: number): Promise<Sample> {
+async function sampleOf(side: Side, seconds: number, connections: number): Promise<Sample> {
+  const server = side.server;
   const cpuBefore = await server.cpuMicros();
   // The shipped typings of autocannon omit `body`; it is a documented option.
   const options: Options & { body?: string } = { ...side.request, connections, duration: seconds };
@@ -58,8 +66,10 @@ async function sampleOf(side: Side, server: ChildServer, seconds: number, connec
 async function checkSameData(rest: Side, mcp: Side): Promise<number[]> {
   const restBody = await (await fetch(rest.request.url, { headers: rest.request.headers })).json();
   const mcpResponse = await fetch(mcp.request.url, { method: 'POST', headers: mcp.request.headers, body: mcp.request.body });
-  const mcpBody = await mcpResponse.json() as { result?: { isError?: boolean; structuredContent?: unknown } };
-  if (mcpResponse.status !== 200 || mcpBody.result?.isError || JSON.stringify(mcpBody.result?.structuredContent) !== JSON.stringify(restBody)) {
+  const mcpBody = await mcpResponse.json() as { result?: { isError?: boolean; structuredContent?: unknown; content?: { text?: string }[] } };
+  const same = JSON.stringify(restBody);
+  if (mcpResponse.status !== 200 || mcpBody.result?.isError || JSON.stringify(mcpBody.result?.structuredContent) !== same ||
+    mcpBody.result?.content?.[0]?.text !== same) {
     throw new Error(`MCP (${mcpResponse.status}) did not return the same data as REST: ${JSON.stringify(mcpBody).slice(0, 300)}`);
   }
   return [JSON.stringify(restBody).length, JSON.stringify(mcpBody).length];
@@ -67,38 +77,47 @@ async function checkSameData(rest: Side, mcp: Side): Promise<number[]> {
 
 async function measureHttp(dataDir: string, token: string, config: ReturnType<typeof settings>) {
   const server = await startChildServer('ours.js', [dataDir, 'off']);
+  const floor = await startChildServer('sdk-floor.js', [dataDir]);
   try {
     const authorization = `Bearer ${token}`;
+    const legacyRequest = (url: string) => ({ url: url + '/mcp', method: 'POST' as const, body: JSON.stringify(MCP_CALL), headers: {
+      authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18',
+    } });
+    const modernRequest = (url: string) => ({ url: url + '/mcp', method: 'POST' as const, body: JSON.stringify(MODERN_CALL), headers: {
+      authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call', 'mcp-name': 'list_erp_services',
+    } });
     const sides: Side[] = [
-      { key: 'rest', label: 'REST GET /api/service-erp', samples: [],
+      { key: 'rest', label: 'REST GET /api/service-erp', samples: [], server,
         request: { url: server.url + REST_PATH, method: 'GET', headers: { authorization, accept: 'application/json' } } },
-      { key: 'mcp', label: 'MCP tools/call list_erp_services', samples: [],
-        request: { url: server.url + '/mcp', method: 'POST', body: JSON.stringify(MCP_CALL), headers: {
-          authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18',
-        } } },
-      { key: 'modern', label: 'MCP 2026-07-28 tools/call', samples: [],
-        request: { url: server.url + '/mcp', method: 'POST', body: JSON.stringify(MODERN_CALL), headers: {
-          authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tools/call', 'mcp-name': 'list_erp_services',
-        } } },
+      { key: 'mcp', label: 'MCP 2025-era tools/call', samples: [], server, request: legacyRequest(server.url) },
+      { key: 'modern', label: 'MCP 2026-07-28 tools/call', samples: [], server, request: modernRequest(server.url) },
+      { key: 'floor', label: '(d) SDK floor, 2025-era', samples: [], server: floor, request: legacyRequest(floor.url) },
+      { key: 'floorModern', label: '(d) SDK floor, 2026-07-28', samples: [], server: floor, request: modernRequest(floor.url) },
     ];
     const [restBytes, mcpBytes] = await checkSameData(sides[0]!, sides[1]!);
     const [, modernBytes] = await checkSameData(sides[0]!, sides[2]!);
-    for (const side of sides) await sampleOf(side, server, config.warmupSeconds, config.connections);
+    const [, floorBytes] = await checkSameData(sides[0]!, sides[3]!);
+    const [, floorModernBytes] = await checkSameData(sides[0]!, sides[4]!);
+    for (const side of sides) await sampleOf(side, config.warmupSeconds, config.connections);
     for (let round = 0; round < config.rounds; round++) {
       // Alternate which side runs first, so neither always gets the warmer (or busier) slot.
       for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
-        side.samples.push(await sampleOf(side, server, config.seconds, config.connections));
+        side.samples.push(await sampleOf(side, config.seconds, config.connections));
       }
     }
-    const [rest, mcp, modern] = sides.map((side) => pool(side.samples)) as [LoadFigures, LoadFigures, LoadFigures];
-    return { rest, mcp, modern, restBytes, mcpBytes, modernBytes };
+    const [rest, mcp, modern, floorLegacy, floorModern] = sides.map((side) => pool(side.samples)) as LoadFigures[];
+    return {
+      rest: rest!, mcp: mcp!, modern: modern!, floor: floorLegacy!, floorModern: floorModern!,
+      bytes: { rest: restBytes, mcp: mcpBytes, modern: modernBytes, floor: floorBytes, floorModern: floorModernBytes },
+    };
   } finally {
-    await server.stop();
+    await Promise.all([server.stop(), floor.stop()]);
   }
 }
 
 const FLOOR = fileURLToPath(new URL('./servers/stdio-floor.js', import.meta.url));
+const SDK_FLOOR = fileURLToPath(new URL('./servers/stdio-sdk-floor.js', import.meta.url));
 
 interface StdioAnswers { initialize: unknown; toolsList: unknown }
 
@@ -149,6 +168,7 @@ export default async function mcpBench() {
     const http = await measureHttp(dataDir, fixture.token, config);
     const stdioRuns: number[] = [];
     const floorRuns: number[] = [];
+    const sdkFloorRuns: number[] = [];
     const answers: StdioAnswers = { initialize: null, toolsList: null };
     const ours = [CLI, 'mcp', '--data-dir', dataDir];
     await stdioStartupMs(ours, fixture.token, answers);
@@ -157,52 +177,83 @@ export default async function mcpBench() {
     for (let run = 0; run < config.stdioRuns; run++) {
       stdioRuns.push(await stdioStartupMs(ours, fixture.token));
       floorRuns.push(await stdioStartupMs([FLOOR, answersFile], fixture.token));
+      sdkFloorRuns.push(await stdioStartupMs([SDK_FLOOR, answersFile], fixture.token));
     }
 
+    const { rest, mcp, modern, floor, floorModern } = http;
+    // What tools/list answers a full-access token (every tool; the bench token is restricted): the very objects sent.
+    const fullList = buildToolCatalog(catalog).definitions.map((definition) => definition.legacyTool);
+    const toolListBytes = Buffer.byteLength(JSON.stringify({ tools: fullList }), 'utf8');
+    const toolCount = fullList.length;
     const ratios = {
-      mcpOverRest: http.mcp.requestsPerSecond / http.rest.requestsPerSecond,
-      /** Server CPU per request, REST over MCP: the same ratio without the load generator's share of a busy machine. */
-      cpuMcpOverRest: http.rest.serverCpuMicrosPerRequest / http.mcp.serverCpuMicrosPerRequest,
-      modernOverRest: http.modern.requestsPerSecond / http.rest.requestsPerSecond,
-      cpuModernOverRest: http.rest.serverCpuMicrosPerRequest / http.modern.serverCpuMicrosPerRequest,
+      /** ours / (d), throughput; the CPU view is (d)'s server CPU per request over ours. */
+      legacyOverFloor: mcp.requestsPerSecond / floor.requestsPerSecond,
+      cpuLegacyOverFloor: floor.serverCpuMicrosPerRequest / mcp.serverCpuMicrosPerRequest,
+      modernOverFloor: modern.requestsPerSecond / floorModern.requestsPerSecond,
+      cpuModernOverFloor: floorModern.serverCpuMicrosPerRequest / modern.serverCpuMicrosPerRequest,
+      floorOverRest: floor.requestsPerSecond / rest.requestsPerSecond,
+      cpuFloorOverRest: rest.serverCpuMicrosPerRequest / floor.serverCpuMicrosPerRequest,
+      floorModernOverRest: floorModern.requestsPerSecond / rest.requestsPerSecond,
+      cpuFloorModernOverRest: rest.serverCpuMicrosPerRequest / floorModern.serverCpuMicrosPerRequest,
+      modernOverLegacy: modern.requestsPerSecond / mcp.requestsPerSecond,
+      cpuModernOverLegacy: mcp.serverCpuMicrosPerRequest / modern.serverCpuMicrosPerRequest,
+      mcpOverRest: mcp.requestsPerSecond / rest.requestsPerSecond,
+      modernOverRest: modern.requestsPerSecond / rest.requestsPerSecond,
     };
     const stdioMedianMs = median(stdioRuns);
     const floorMedianMs = median(floorRuns);
     const stdioOverFloor = stdioMedianMs / floorMedianMs;
-    const target = {
-      mcpOverRest: THROUGHPUT_TARGET, stdioMs: STDIO_TARGET_MS,
-      met: ratios.mcpOverRest >= THROUGHPUT_TARGET && stdioMedianMs < STDIO_TARGET_MS,
+    const sdkFloorMedianMs = median(sdkFloorRuns);
+    const met = {
+      legacyOverFloor: ratios.legacyOverFloor >= FLOOR_TARGET,
+      modernOverFloor: ratios.modernOverFloor >= FLOOR_TARGET,
+      modernOverLegacy: ratios.modernOverLegacy >= MODERN_OVER_LEGACY_TARGET,
+      toolList: toolListBytes <= TOOL_LIST_BOUND_BYTES,
+      stdio: stdioOverFloor <= STDIO_OVER_BARE_TARGET,
     };
+    const target = { floor: FLOOR_TARGET, modernOverLegacy: MODERN_OVER_LEGACY_TARGET, toolListBytes: TOOL_LIST_BOUND_BYTES,
+      stdioOverBare: STDIO_OVER_BARE_TARGET, each: met, met: Object.values(met).every(Boolean) };
+    const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
     console.log(`list_erp_services, token restricted to 20 of 200 services; ${config.connections} connections, ` +
       `${config.warmupSeconds} s warm-up, ${config.rounds} alternating round(s) of ${config.seconds} s per side`);
     console.log(`${'side'.padEnd(36)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'CPU us/req'.padStart(12)}${'body B'.padStart(9)}  per round`);
     for (const [label, figures, bytes] of [
-      ['REST GET /api/service-erp', http.rest, http.restBytes], ['MCP tools/call list_erp_services', http.mcp, http.mcpBytes],
-      ['MCP 2026-07-28 tools/call', http.modern, http.modernBytes],
+      ['REST GET /api/service-erp', rest, http.bytes.rest], ['MCP 2025-era tools/call', mcp, http.bytes.mcp],
+      ['MCP 2026-07-28 tools/call', modern, http.bytes.modern], ['(d) SDK floor, 2025-era', floor, http.bytes.floor],
+      ['(d) SDK floor, 2026-07-28', floorModern, http.bytes.floorModern],
     ] as const) {
       console.log(`${label.padEnd(36)}${fixed(figures.requestsPerSecond, 0).padStart(9)}${fixed(figures.p50Ms).padStart(9)}` +
         `${fixed(figures.p99Ms).padStart(9)}${fixed(figures.serverCpuMicrosPerRequest, 0).padStart(12)}${String(bytes).padStart(9)}  ${figures.perSample.join(', ')}`);
     }
-    console.log(`MCP/REST throughput = ${fixed(ratios.mcpOverRest)} (CPU view ${fixed(ratios.cpuMcpOverRest)}); target >= ${THROUGHPUT_TARGET}: ` +
-      `${ratios.mcpOverRest >= THROUGHPUT_TARGET ? 'met' : 'NOT met'}`);
-    console.log(`MCP 2026-07-28/REST throughput = ${fixed(ratios.modernOverRest)} (CPU view ${fixed(ratios.cpuModernOverRest)})`);
+    console.log(`ours/(d), 2025-era = ${fixed(ratios.legacyOverFloor)} (CPU view ${fixed(ratios.cpuLegacyOverFloor)}); ` +
+      `2026-07-28 = ${fixed(ratios.modernOverFloor)} (CPU view ${fixed(ratios.cpuModernOverFloor)}); target >= ${FLOOR_TARGET}: ` +
+      `${verdict(met.legacyOverFloor)} / ${verdict(met.modernOverFloor)}`);
+    console.log(`(d)/REST, 2025-era = ${fixed(ratios.floorOverRest)} (CPU view ${fixed(ratios.cpuFloorOverRest)}); ` +
+      `2026-07-28 = ${fixed(ratios.floorModernOverRest)} (CPU view ${fixed(ratios.cpuFloorModernOverRest)})`);
+    console.log(`ours 2026-07-28/2025-era = ${fixed(ratios.modernOverLegacy)} (CPU view ${fixed(ratios.cpuModernOverLegacy)}); ` +
+      `target >= ${MODERN_OVER_LEGACY_TARGET}: ${verdict(met.modernOverLegacy)}`);
+    console.log(`ours/REST: 2025-era ${fixed(ratios.mcpOverRest)}, 2026-07-28 ${fixed(ratios.modernOverRest)}`);
+    console.log(`tools/list, full-access token: ${toolListBytes} bytes for ${toolCount} tools; bound ${TOOL_LIST_BOUND_BYTES}: ${verdict(met.toolList)}`);
     console.log(`stdio, process start to tools/list answer: median ${fixed(stdioMedianMs, 0)} ms over ${stdioRuns.length} runs ` +
-      `(${stdioRuns.map((ms) => Math.round(ms)).join(', ')}); target < ${STDIO_TARGET_MS} ms: ${stdioMedianMs < STDIO_TARGET_MS ? 'met' : 'NOT met'}`);
+      `(${stdioRuns.map((ms) => Math.round(ms)).join(', ')})`);
     console.log(`stdio floor, bare Node answering the same lines: median ${fixed(floorMedianMs, 0)} ms ` +
-      `(${floorRuns.map((ms) => Math.round(ms)).join(', ')}); ours/floor = ${fixed(stdioOverFloor)}`);
-    const problems = [['REST', http.rest], ['MCP', http.mcp], ['MCP 2026-07-28', http.modern]].filter(([, f]) => (f as LoadFigures).non2xx > 0 || (f as LoadFigures).errors > 0)
-      .map(([label, f]) => `${label}: ${(f as LoadFigures).non2xx} non-2xx, ${(f as LoadFigures).errors} errors`);
+      `(${floorRuns.map((ms) => Math.round(ms)).join(', ')}); ours/bare = ${fixed(stdioOverFloor)}; target <= ${STDIO_OVER_BARE_TARGET}: ${verdict(met.stdio)}`);
+    console.log(`stdio SDK floor, the SDK's serveStdio answering the same tools/list: median ${fixed(sdkFloorMedianMs, 0)} ms ` +
+      `(${sdkFloorRuns.map((ms) => Math.round(ms)).join(', ')}); SDK floor/bare = ${fixed(sdkFloorMedianMs / floorMedianMs)}, ` +
+      `ours/SDK floor = ${fixed(stdioMedianMs / sdkFloorMedianMs)}`);
+    const problems = ([['REST', rest], ['MCP', mcp], ['MCP 2026-07-28', modern], ['(d)', floor], ['(d) 2026-07-28', floorModern]] as const)
+      .filter(([, f]) => f.non2xx > 0 || f.errors > 0)
+      .map(([label, f]) => `${label}: ${f.non2xx} non-2xx, ${f.errors} errors`);
     for (const problem of problems) console.log(problem);
 
     return {
       settings: config,
-      rest: http.rest,
-      mcp: http.mcp,
-      modern: http.modern,
-      bodyBytes: { rest: http.restBytes, mcp: http.mcpBytes, modern: http.modernBytes },
-      ratios: { ...ratios, stdioOverFloor },
-      stdio: { medianMs: stdioMedianMs, runsMs: stdioRuns, floorMedianMs, floorRunsMs: floorRuns },
+      rest, mcp, modern, floor, floorModern,
+      bodyBytes: http.bytes,
+      toolList: { bytes: toolListBytes, tools: toolCount },
+      ratios: { ...ratios, stdioOverFloor, stdioSdkFloorOverBare: sdkFloorMedianMs / floorMedianMs, stdioOverSdkFloor: stdioMedianMs / sdkFloorMedianMs },
+      stdio: { medianMs: stdioMedianMs, runsMs: stdioRuns, floorMedianMs, floorRunsMs: floorRuns, sdkFloorMedianMs, sdkFloorRunsMs: sdkFloorRuns },
       target,
       problems,
     };

@@ -1,5 +1,6 @@
 // Where the time of one MCP `tools/call list_erp_services` goes: `node dist/bench/profile-mcp.js
-// [legacy|modern|rest]` (default legacy; PROFILE_KEEP=1 keeps the profile, BENCH_SECONDS sets the load).
+// [legacy|modern|rest|floor-legacy|floor-modern]` (default legacy; PROFILE_KEEP=1 keeps the profile,
+// BENCH_SECONDS sets the load). The floor-* sides profile baseline (d), servers/sdk-floor.ts.
 // Loads teaminfra's server (own process, --cpu-prof, no request log) with the same request the
 // MCP bench sends, reports the server's CPU per request, and sums the profile's self time by
 // function and by package. Not a *.bench.js module, so `npm run bench` does not run it.
@@ -21,7 +22,7 @@ const MODERN_META = {
 function requestOf(side: string, url: string, token: string): Options & { body?: string } {
   const authorization = `Bearer ${token}`;
   if (side === 'rest') return { url: `${url}/api/service-erp?limit=50`, headers: { authorization, accept: 'application/json' } };
-  const modern = side === 'modern';
+  const modern = side.endsWith('modern');
   const body = modern ? { ...CALL, params: { ...CALL.params, _meta: MODERN_META } } : CALL;
   return {
     url: `${url}/mcp`, method: 'POST', body: JSON.stringify(body),
@@ -38,7 +39,8 @@ const dataDir = mkdtempSync(join(tmpdir(), 'teaminfra-profile-mcp-'));
 const profileDir = join(dataDir, 'profiles');
 try {
   const fixture = await seedListServices(dataDir);
-  const server = await startChildServer('ours.js', [dataDir, 'off'], ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+  const script = side.startsWith('floor-') ? 'sdk-floor.js' : 'ours.js';
+  const server = await startChildServer(script, script === 'ours.js' ? [dataDir, 'off'] : [dataDir], ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
   try {
     const request = requestOf(side, server.url, fixture.token);
     await autocannon({ ...request, connections: 10, duration: 2 });

@@ -5,7 +5,8 @@ import { PERMISSION_IDS } from '../src/auth/permissions.js';
 import { multilineTextProblem, plainTextProblem } from '../src/core/plain-text.js';
 
 const idOf = (prefix: string, what: string) =>
-  z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{20}$`), `Must be ${what} id (${prefix}_...).`).describe(`${what} id`);
+  // The pattern says what the id is; the field's name says whose (no description: it would repeat both).
+  z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{20}$`), `Must be ${what} id (${prefix}_...).`);
 
 export const ServiceId = idOf('svc', 'an ERP service');
 export const ServerId = idOf('srv', 'a server');
@@ -26,8 +27,9 @@ export const MultilineText = (max: number) => z.string().trim().min(1).max(max).
 });
 
 export const PageInput = {
-  limit: z.coerce.number().int().min(1).max(200).default(50).describe('Items per page, 1 to 200 (default 50).'),
-  cursor: z.string().max(200).optional().describe('The next_cursor of the previous page.'),
+  // Bounds and default say it all.
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(200).optional().describe('next_cursor of the previous page.'),
 };
 
 export const pageOf = <T extends z.ZodType>(item: T) =>

@@ -53,7 +53,8 @@ export class JsonResponseTransport implements Transport {
     this.responses.push(message);
     if (this.awaited.size > 0) return;
     const body = JSON.stringify(this.batch ? this.responses : this.responses[0]);
-    this.res.writeHead(200, { 'Content-Type': 'application/json' }).end(body);
+    // With its length, the answer goes out in one piece rather than chunked.
+    this.res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
   }
 
   private writeEvent(message: JSONRPCMessage): void {

@@ -27,6 +27,9 @@ const VERSION = (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf
 const INSTRUCTIONS =
   'Tools to read and operate the ERP services and servers of one team, limited to what this API token may do: ' +
   'tools/list shows only the tools it may call. Errors carry a stable code and a sentence to show the person. ' +
+  'A long action (start, stop, redeploy, create, delete, backup, restore, copy) answers with its operation once it ends, ' +
+  'or still running with its id after a time limit: follow it with get_operation. It is refused (conflict) while another ' +
+  'operation on the same service is in progress. Lists are paginated: pass next_cursor back as cursor. ' +
   'API tokens are managed on the API Tokens page of the panel, by owners and admins, never through these tools.';
 
 // The Server builds a JSON Schema validator when given none; we never ask the client for

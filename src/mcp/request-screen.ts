@@ -42,6 +42,7 @@ export function screenRequests(transport: Transport, era: ProtocolEra): void {
 /** The JSON-RPC error for a request whose params do not fit its method, or undefined when they do. */
 export function invalidParamsOf(request: JSONRPCRequest, era: ProtocolEra): JSONRPCErrorResponse | undefined {
   if (era === 'modern' && request.method === 'initialize') return undefined;
+  if (plainlyFits(request)) return undefined;
   const schema = SCHEMAS[request.method];
   // zod's standard validate is synchronous; a promise would mean a schema we did not expect, so it passes.
   const checked = schema?.['~standard'].validate(request) as { issues?: readonly Issue[] } | undefined;
@@ -52,6 +53,46 @@ export function invalidParamsOf(request: JSONRPCRequest, era: ProtocolEra): JSON
     id: request.id,
     error: { code: ProtocolErrorCode.InvalidParams, message: `Invalid ${request.method} request: ${problems.join(' ')}` },
   };
+}
+
+/**
+ * The common requests, told apart without running the SDK's schema (which the SDK runs on the
+ * request again right after, about 10 us a call here): a tools/call with a name, arguments as an
+ * object, and at most the per-request envelope in `_meta` (the SDK's classifier checked that on a
+ * 2026-07-28 request, and it is absent on a 2025-era one); a tools/list with no params or only a
+ * cursor; an initialize with a version, capabilities and the client's name and version (the first
+ * line of every stdio start, where the schema's first run is felt). Anything else goes through
+ * the schema, for the sentence.
+ */
+function plainlyFits(request: JSONRPCRequest): boolean {
+  const params = request.params as Record<string, unknown> | undefined;
+  if (request.method === 'tools/list' && params === undefined) return true;
+  if (!isPlainObject(params)) return false;
+  if (request.method === 'initialize') return plainInitialize(params);
+  if (request.method === 'tools/call' && typeof params.name !== 'string') return false;
+  if (request.method !== 'tools/call' && request.method !== 'tools/list') return false;
+  for (const key in params) {
+    if (key === 'name' && request.method === 'tools/call') continue;
+    if (key === 'arguments' && request.method === 'tools/call' && (params.arguments === undefined || isPlainObject(params.arguments))) continue;
+    if (key === 'cursor' && request.method === 'tools/list' && typeof params.cursor === 'string') continue;
+    if (key === '_meta' && isPlainObject(params._meta) && Object.keys(params._meta).every((name) => ENVELOPE.has(name))) continue;
+    return false;
+  }
+  return true;
+}
+
+function plainInitialize(params: Record<string, unknown>): boolean {
+  const { protocolVersion, capabilities, clientInfo } = params;
+  // Every capability a client declares is an object; what is inside each, the SDK checks.
+  return Object.keys(params).length === 3 && typeof protocolVersion === 'string' && isPlainObject(capabilities) &&
+    Object.values(capabilities).every(isPlainObject) && isPlainObject(clientInfo) &&
+    typeof clientInfo.name === 'string' && typeof clientInfo.version === 'string';
+}
+
+const ENVELOPE = new Set(['io.modelcontextprotocol/protocolVersion', 'io.modelcontextprotocol/clientInfo', 'io.modelcontextprotocol/clientCapabilities']);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function describe(issue: Issue, request: JSONRPCRequest): string {

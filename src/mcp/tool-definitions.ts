@@ -4,6 +4,16 @@
 import type { Tool } from '@modelcontextprotocol/server';
 import { CatalogError, type Capability } from '../core/capability.js';
 import { jsonSchemaOf } from '../channel-neutral/json-schema.js';
+import { leanInputSchema, leanOutputSchema, summaryOf } from './lean-schema.js';
+
+/**
+ * The members an answer declares over MCP where the whole would repeat another tool's schema
+ * (lean-schema.ts): what a write answers (an operation, a decision) by what a model acts on next,
+ * a list's items by what a model picks one by. The answer holds every member all the same, and
+ * the tool that reads one (get_operation, get_decision, get_erp_service...) declares all of them.
+ */
+const WRITE_MEMBERS = ['id', 'state', 'reason', 'answer'];
+const ITEM_MEMBERS = ['id', 'name', 'kind', 'state', 'service_id', 'subject', 'question'];
 
 export interface ToolDefinition {
   readonly capability: Capability;
@@ -47,16 +57,46 @@ function toolOf(capability: Capability): Tool {
     name: capability.name,
     title: capability.title,
     description: capability.description,
-    inputSchema: objectSchema(capability, 'input'),
-    outputSchema: objectSchema(capability, 'output'),
-    annotations: {
-      title: capability.title,
-      readOnlyHint: capability.hints.readOnly,
-      destructiveHint: capability.hints.destructive,
-      idempotentHint: capability.hints.idempotent,
-      openWorldHint: capability.hints.openWorld,
-    },
+    inputSchema: leanInputSchema(objectSchema(capability, 'input')) as Tool['inputSchema'],
+    outputSchema: outputSchemaOf(capability),
+    annotations: annotationsOf(capability),
   });
+}
+
+function outputSchemaOf(capability: Capability): Tool['outputSchema'] {
+  const lean = leanOutputSchema(objectSchema(capability, 'output'));
+  if (!capability.hints.readOnly && isResource(lean)) return summaryOf(lean, WRITE_MEMBERS) as Tool['outputSchema'];
+  return itemsSummarized(lean) as Tool['outputSchema'];
+}
+
+/** An answer that is one resource with a life of its own (an id and a state), which another tool reads whole. */
+function isResource(schema: Record<string, unknown>): boolean {
+  const properties = schema.properties as Record<string, unknown> | undefined;
+  return properties !== undefined && 'id' in properties && 'state' in properties;
+}
+
+/** A page (`data` and `next_cursor`) declares its items by ITEM_MEMBERS; any other answer, whole. */
+function itemsSummarized(schema: Record<string, unknown>): Record<string, unknown> {
+  const properties = schema.properties as Record<string, { type?: unknown; items?: Record<string, unknown> }> | undefined;
+  const data = properties?.data;
+  if (!data || data.type !== 'array' || !data.items || !('next_cursor' in properties)) return schema;
+  if (!('id' in ((data.items.properties ?? {}) as object))) return schema;
+  return { ...schema, properties: { ...properties, data: { ...data, items: summaryOf(data.items, ITEM_MEMBERS) } } };
+}
+
+/**
+ * The hints, each stated only where it differs from the MCP default (readOnly false, destructive
+ * true, idempotent false, openWorld true) or where the default would mislead: destructive and
+ * idempotent mean something only for a tool that writes. The title is the tool's own `title`.
+ */
+export function annotationsOf(capability: Capability): NonNullable<Tool['annotations']> {
+  const { readOnly, destructive, idempotent, openWorld } = capability.hints;
+  const annotations: NonNullable<Tool['annotations']> = {};
+  if (readOnly) annotations.readOnlyHint = true;
+  if (!readOnly && !destructive) annotations.destructiveHint = false;
+  if (!readOnly && idempotent) annotations.idempotentHint = true;
+  if (!openWorld) annotations.openWorldHint = false;
+  return annotations;
 }
 
 /** MCP requires both schemas to be JSON objects at the root; a capability that is not is refused at load. */

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { CatalogError, defineCapability, type Capability } from '../../src/core/capability.js';
 import { jsonSchemaOf } from '../../src/channel-neutral/json-schema.js';
-import { buildToolCatalog } from '../../src/mcp/tool-definitions.js';
+import { annotationsOf, buildToolCatalog } from '../../src/mcp/tool-definitions.js';
+import { leanInputSchema, leanOutputSchema } from '../../src/mcp/lean-schema.js';
 import { catalog } from '../../tools/index.js';
 
 describe('buildToolCatalog', () => {
@@ -18,15 +19,31 @@ describe('buildToolCatalog', () => {
     }
   });
 
-  it('gives each tool the JSON Schemas of its zod input and output, and annotations from its hints', () => {
+  it('gives each tool the lean JSON Schemas of its zod input and output, and annotations from its hints', () => {
     for (const { capability, tool } of tools.definitions) {
-      expect(tool.inputSchema).toEqual(jsonSchemaOf(capability.input, 'input'));
-      expect(tool.outputSchema).toEqual(jsonSchemaOf(capability.output, 'output'));
-      expect(tool.annotations).toEqual({
-        title: capability.title, readOnlyHint: capability.hints.readOnly, destructiveHint: capability.hints.destructive,
-        idempotentHint: capability.hints.idempotent, openWorldHint: capability.hints.openWorld,
-      });
+      expect(tool.inputSchema).toEqual(leanInputSchema(jsonSchemaOf(capability.input, 'input')));
+      expect(tool.annotations).toEqual(annotationsOf(capability));
+      if (capability.hints.readOnly && !Object.keys(tool.outputSchema?.properties ?? {}).includes('next_cursor')) {
+        expect(tool.outputSchema, capability.name).toEqual(leanOutputSchema(jsonSchemaOf(capability.output, 'output')));
+      }
     }
+  });
+
+  it('states each hint only where it differs from the MCP default, and every read as read-only and closed-world', () => {
+    const read = tools.find('list_erp_services')!.tool.annotations;
+    expect(read).toEqual({ readOnlyHint: true, openWorldHint: false });
+    expect(tools.find('delete_erp_service')!.tool.annotations).toEqual({ idempotentHint: true, openWorldHint: false });
+    expect(tools.find('start_erp_service')!.tool.annotations).toEqual({ destructiveHint: false, idempotentHint: true, openWorldHint: false });
+  });
+
+  it('declares what a write answers by the members a model acts on next, and a list\'s items by what one is picked by', () => {
+    const start = tools.find('start_erp_service')!.tool.outputSchema!;
+    expect(Object.keys(start.properties!)).toEqual(['id', 'state', 'reason']);
+    const list = tools.find('list_erp_services')!.tool.outputSchema!;
+    const items = (list.properties as Record<string, { items: { properties: object } }>).data!.items;
+    expect(Object.keys(items.properties)).toEqual(['id', 'name', 'state']);
+    const get = tools.find('get_operation')!.tool.outputSchema!;
+    expect(Object.keys(get.properties!)).toContain('finished_at');
   });
 
   it('refuses unknown arguments in every input schema, as the zod input does', () => {

@@ -8,10 +8,7 @@ export default defineCapability({
   name: 'create_backup',
   title: 'Back up an ERP service',
   description:
-    'Backs up the whole database of an ERP service or copy: a consistent snapshot (SQLite online backup, taken while ' +
-    'the service keeps running), zstd-compressed, with its SHA-256 checksum. Answers at once with the operation; its ' +
-    'backup_id names the new backup, pending until the operation ends, then completed (with size and checksum) or ' +
-    'failed (with the reason). Refused (409) while another operation on the service is in progress.',
+    'Backs up the whole database of an ERP service or copy while it runs (consistent snapshot, zstd, SHA-256). The operation\'s backup_id names the new backup.',
   permission: 'backups:create',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId }),

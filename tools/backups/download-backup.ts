@@ -37,10 +37,7 @@ export default defineCapability({
   name: 'download_backup',
   title: 'Download a backup',
   description:
-    'The backup file: the service\'s SQLite database, zstd-compressed (for a service on a Docker server, a zstd-compressed tar of its data directory; ' +
-    'backups taken before zstd are gzip-compressed, and typed application/gzip). Over REST the response is the file, with ' +
-    'Content-Length, its SHA-256 as Repr-Digest, and Range requests to resume; over MCP a single-use link valid for ' +
-    '5 minutes. Check the file against the backup\'s sha256.',
+    'The backup file (zstd; gzip for old backups). REST answers the file (Range, Repr-Digest); MCP a single-use link valid 5 minutes. Check its sha256.',
   permission: 'backups:download',
   target: { kind: 'backup', from: 'backup_id' },
   input: z.strictObject({ backup_id: BackupId }),

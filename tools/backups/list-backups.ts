@@ -8,7 +8,8 @@ import { backupView } from '../views.js';
 export default defineCapability({
   name: 'list_backups',
   title: 'List backups of an ERP service',
-  description: 'Lists the backups of one ERP service or copy, oldest first, with size and SHA-256 checksum.',
+  description:
+    'Lists the backups of an ERP service or copy, oldest first.',
   permission: 'backups:read',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId, ...PageInput }),

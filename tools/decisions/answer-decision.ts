@@ -8,15 +8,13 @@ import { decisionView } from '../views.js';
 export default defineCapability({
   name: 'answer_decision',
   title: 'Answer a decision',
-  description: 'Answers a pending decision that another token asked: with one of its options, or with text when it has none. ' +
-    'For an approval (operation_id set), "approve" carries the waiting action out and "deny" fails it. A token cannot answer ' +
-    'a decision it asked (403). Answering twice, or after it expired or was cancelled, is refused (409); an answer that is ' +
-    'not one of the options is refused (400).',
+  description:
+    'Answers a pending decision another token asked, with one of its options (or free text). For an approval, "approve" runs the waiting action and "deny" fails it.',
   permission: 'decisions:answer',
   target: { kind: 'decision', from: 'decision_id' },
   input: z.strictObject({
     decision_id: DecisionId,
-    answer: z.string().max(MAX_FREE_TEXT_ANSWER).describe(`One of the options, or free text (up to ${MAX_FREE_TEXT_ANSWER} characters) when it has none.`),
+    answer: z.string().max(MAX_FREE_TEXT_ANSWER).describe('One of the options, or free text when it has none.'),
   }),
   output: DecisionView,
   http: { method: 'POST', path: '/api/decisions/{decision_id}/answer', status: 200 },

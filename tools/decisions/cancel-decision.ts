@@ -8,8 +8,8 @@ import { decisionView } from '../views.js';
 export default defineCapability({
   name: 'cancel_decision',
   title: 'Cancel a decision',
-  description: 'Withdraws a pending decision this token asked (only the asker can). For an approval, the waiting action then ' +
-    'fails with the reason. Refused (409) once it was answered, expired or cancelled.',
+  description:
+    'Withdraws a pending decision this token asked; an approval\'s waiting action then fails.',
   permission: 'decisions:request',
   target: { kind: 'decision', from: 'decision_id' },
   input: z.strictObject({ decision_id: DecisionId }),

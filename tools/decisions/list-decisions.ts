@@ -8,12 +8,12 @@ import { decisionView } from '../views.js';
 export default defineCapability({
   name: 'list_decisions',
   title: 'List decisions',
-  description: 'Lists the decisions asked of the team that this token reaches (those about a service it cannot reach are left ' +
-    'out), oldest first; state narrows the list, e.g. to the pending ones.',
+  description:
+    'Lists the team\'s decisions this token reaches, oldest first; state narrows it (e.g. pending).',
   permission: 'decisions:read',
   target: { kind: 'team' },
   input: z.strictObject({
-    state: z.enum(['pending', 'answered', 'expired', 'cancelled']).optional().describe('Only decisions in this state.'),
+    state: z.enum(['pending', 'answered', 'expired', 'cancelled']).optional(),
     ...PageInput,
   }),
   output: pageOf(DecisionView),

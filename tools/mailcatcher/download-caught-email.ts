@@ -17,8 +17,7 @@ export default defineCapability({
   name: 'download_caught_email',
   title: 'Download the raw .eml of a caught email',
   description:
-    'The email exactly as the copy sent it (message/rfc822). Over REST the response is the file; over MCP a ' +
-    'single-use link valid for 5 minutes.',
+    'The caught email as sent (message/rfc822). REST answers the file; MCP a single-use link valid 5 minutes.',
   permission: 'mailcatcher:read',
   target: { kind: 'email', from: 'email_id' },
   input: z.strictObject({ email_id: EmailId }),

@@ -10,11 +10,10 @@ export default defineCapability({
   name: 'list_caught_emails',
   title: "List emails kept by a copy's mail catcher",
   description:
-    'Lists the outgoing emails a copy sent, which its mail catcher kept instead of delivering, newest first. ' +
-    'They may contain password-reset links into the copy. Only copies have a mail catcher.',
+    'Lists the emails a copy sent, newest first, kept by its mail catcher instead of delivered (may hold password-reset links).',
   permission: 'mailcatcher:read',
   target: { kind: 'service', from: 'service_id' },
-  input: z.strictObject({ service_id: ServiceId.describe('The copy'), ...PageInput }),
+  input: z.strictObject({ service_id: ServiceId.describe('The copy.'), ...PageInput }),
   output: pageOf(EmailSummaryView),
   http: { method: 'GET', path: '/api/service-erp/{service_id}/emails', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },

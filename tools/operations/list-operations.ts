@@ -9,9 +9,7 @@ export default defineCapability({
   name: 'list_operations',
   title: 'List operations',
   description:
-    'Lists the long actions (start, stop, redeploy, create, delete, backup, restore, copy) on things this token reaches, ' +
-    'oldest first, with their state: queued, running, succeeded, or failed with a reason. ' +
-    'A token without services:read sees only the operations it requested itself.',
+    'Lists the long actions (start, stop, create, backup...) on what this token reaches, oldest first, with their state.',
   permission: 'services:read',
   readableByRequester: true,
   target: { kind: 'team' },

@@ -8,15 +8,13 @@ export default defineCapability({
   name: 'create_server',
   title: 'Create a server',
   description:
-    'Creates a server for the team: a host for ERP services, with a capacity (how many services it can host). ' +
-    'Returns the operation (at once over REST; over MCP the tool waits for it to end), whose server_id is the new server; when the operation has succeeded the ' +
-    'server is ready for create_erp_service. Send an Idempotency-Key so that a retry cannot create it twice.',
+    'Creates a server to host ERP services. The operation\'s server_id is the new server. Send an Idempotency-Key against double creation.',
   permission: 'servers:write',
   target: { kind: 'team' },
   creates: 'server',
   input: z.strictObject({
-    name: DisplayName.describe('A name people recognise, such as "eu-west-1".'),
-    capacity: z.number().int().min(1).max(200).default(20).describe('How many ERP services it can host, 1 to 200 (default 20).'),
+    name: DisplayName,
+    capacity: z.number().int().min(1).max(200).default(20).describe('How many ERP services it can host.'),
   }),
   output: OperationView,
   http: { method: 'POST', path: '/api/servers', status: 202 },

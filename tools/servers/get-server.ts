@@ -6,7 +6,8 @@ import { serverView } from '../views.js';
 export default defineCapability({
   name: 'get_server',
   title: 'Get a server',
-  description: 'Shows one server of the team: its state and capacity.',
+  description:
+    'Shows one server: its state and capacity.',
   permission: 'servers:read',
   target: { kind: 'server', from: 'server_id' },
   input: z.strictObject({ server_id: ServerId }),

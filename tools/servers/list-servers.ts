@@ -8,7 +8,8 @@ import { serverView } from '../views.js';
 export default defineCapability({
   name: 'list_servers',
   title: 'List servers',
-  description: 'Lists the servers of the team that this token reaches, oldest first. Paginated.',
+  description:
+    'Lists the team\'s servers this token reaches, oldest first.',
   permission: 'servers:read',
   target: { kind: 'team' },
   input: z.strictObject({ ...PageInput }),

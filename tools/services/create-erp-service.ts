@@ -8,22 +8,15 @@ export default defineCapability({
   name: 'create_erp_service',
   title: 'Create an ERP service',
   description:
-    'Creates an ERP service on one of the team\'s servers, with its own database (seeded, with an `admin` login). ' +
-    'Returns the operation (at once over REST; over MCP the tool waits for it to end), whose service_id is the ' +
-    'new service; when the operation has succeeded ' +
-    'the service exists, stopped: start it with start_erp_service. Its outgoing mail is none. Refused (409) when ' +
-    'the server is full or not ready. Send an Idempotency-Key so that a retry cannot create it twice. For an app with its own ' +
-    'admin login (tryton), the succeeded operation\'s result holds initial_credentials {login, password}, shown only to the ' +
-    'token that created the service: keep the password, no other answer shows it.',
+    'Creates an ERP service on a server, stopped. The operation\'s service_id is the new service; for an app with an admin login its result holds initial_credentials, shown once.',
   permission: 'services:write',
   target: { kind: 'server', from: 'server_id' },
   creates: 'service',
   input: z.strictObject({
     server_id: ServerId,
-    name: DisplayName.describe('A name people recognise, such as "Production ERP".'),
+    name: DisplayName,
     app: z.string().trim().min(1).max(64).optional()
-      .describe('The app it runs, by name: a bundled one (demo, tryton) or one the operator registered. Default: the server\'s own image ' +
-        '(the demo). An app other than demo needs a server that is a Docker engine.'),
+      .describe('The app to run: demo (the default), tryton, or one the operator registered; other than demo needs a Docker server.'),
   }),
   output: OperationView,
   http: { method: 'POST', path: '/api/service-erp', status: 202 },

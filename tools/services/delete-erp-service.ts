@@ -8,11 +8,7 @@ export default defineCapability({
   name: 'delete_erp_service',
   title: 'Delete an ERP service',
   description:
-    'Deletes an ERP service or copy: stops it and removes its files and database. Deleting an ERP service ' +
-    'also deletes its copies (a copy cannot outlive the service it copies). This cannot be undone; take a ' +
-    'backup first if the data matters. Returns the operation: the REST API answers at once (follow it ' +
-    'with get_operation), the MCP tool waits until it ends (or returns it, with its id, after a time ' +
-    'limit). Refused with 409 while another operation on the service or one of its copies is in progress.',
+    'Deletes an ERP service or copy, with its data and its copies. Cannot be undone: back up first if the data matters.',
   permission: 'services:write',
   approvable: { queues: 'delete' },
   target: { kind: 'service', from: 'service_id' },

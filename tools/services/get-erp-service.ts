@@ -6,7 +6,8 @@ import { serviceView } from '../views.js';
 export default defineCapability({
   name: 'get_erp_service',
   title: 'Get an ERP service',
-  description: 'Shows one ERP service or copy: its state, deployed revision, server and address.',
+  description:
+    'Shows one ERP service or copy: state, revision, server and address.',
   permission: 'services:read',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId }),

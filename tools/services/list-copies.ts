@@ -9,7 +9,7 @@ export default defineCapability({
   name: 'list_erp_service_copies',
   title: 'List copies of an ERP service',
   description:
-    'Lists the copies (staging duplicates whose outgoing mail is kept by a mail catcher) of one ERP service, oldest first.',
+    'Lists the copies of one ERP service, oldest first.',
   permission: 'services:read',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId, ...PageInput }),

@@ -9,8 +9,7 @@ export default defineCapability({
   name: 'list_erp_services',
   title: 'List ERP services',
   description:
-    'Lists the ERP services of the team that this token reaches (copies are listed under their service), ' +
-    'oldest first, with their state and address. Paginated: pass next_cursor back as cursor.',
+    'Lists the team\'s ERP services this token reaches, oldest first, with state and address (copies: list_erp_service_copies).',
   permission: 'services:read',
   target: { kind: 'team' },
   input: z.strictObject({ ...PageInput }),

@@ -8,11 +8,7 @@ export default defineCapability({
   name: 'redeploy_erp_service',
   title: 'Redeploy an ERP service',
   description:
-    'Deploys the next revision of an ERP service or copy and runs it: the service restarts on the new ' +
-    'revision (a stopped service is started). Its data is kept. Returns the operation: the REST API ' +
-    'answers at once (follow it with get_operation), the MCP tool waits until it ends (or returns it, ' +
-    'with its id, after a time limit). Refused with 409 while another operation on the service is in ' +
-    'progress.',
+    'Deploys the next revision of an ERP service or copy and runs it; data is kept.',
   permission: 'services:operate',
   approvable: { queues: 'redeploy' },
   target: { kind: 'service', from: 'service_id' },

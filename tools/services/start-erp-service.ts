@@ -8,11 +8,7 @@ export default defineCapability({
   name: 'start_erp_service',
   title: 'Start an ERP service',
   description:
-    'Starts an ERP service or copy. Returns the operation: the REST API answers at once (follow it with ' +
-    'get_operation), the MCP tool waits until it ends (or returns it, with its id, after a time limit). ' +
-    'It ends succeeded (the service is running and its url answers) or failed (with the reason). ' +
-    'Starting a running service succeeds without restarting it. Refused with 409 while another operation ' +
-    'on the service is in progress.',
+    'Starts an ERP service or copy; once succeeded its url answers. Starting a running service does nothing.',
   permission: 'services:operate',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId }),

@@ -8,11 +8,7 @@ export default defineCapability({
   name: 'stop_erp_service',
   title: 'Stop an ERP service',
   description:
-    'Stops an ERP service or copy: its process ends and its address stops answering until it is started ' +
-    'again (it keeps its data and its port). Returns the operation: the REST API answers at once (follow ' +
-    'it with get_operation), the MCP tool waits until it ends (or returns it, with its id, after a time ' +
-    'limit). Stopping a stopped service succeeds. Refused with 409 while another operation on the service ' +
-    'is in progress.',
+    'Stops an ERP service or copy; it keeps its data and port. Stopping a stopped service does nothing.',
   permission: 'services:operate',
   approvable: { queues: 'stop' },
   target: { kind: 'service', from: 'service_id' },

@@ -8,8 +8,7 @@ export default defineCapability({
   name: 'get_current_token',
   title: 'Show what this token may do',
   description:
-    'Shows the calling token: its team, which channels accept it, its permissions (with implied ones), ' +
-    'the ERP services and servers it is limited to, and its expiry. Tokens are managed on the API Tokens page of the panel.',
+    'Shows the calling token: team, channels, permissions (implied ones included), the services and servers it is limited to (null: all), expiry.',
   permission: null,
   target: { kind: 'caller' },
   input: z.strictObject({}),

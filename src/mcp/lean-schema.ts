@@ -1,0 +1,72 @@
+// What tools/list says about a tool's answer: its shape, in as few bytes as say it. tools/list
+// lands in the model's context before the first question, once per conversation, so every byte
+// of it is paid for by every conversation (README.md, "A lean tool list"). The OpenAPI document
+// keeps the whole schema (descriptions, patterns, required fields); this projection keeps what a
+// client validates `structuredContent` with and what a model plans the next call from: property
+// names, types, enums, nullability, arrays and nested objects.
+// A schema that declares fewer constraints accepts more, never less: every answer the full
+// schema accepts, the lean one accepts too (test/mcp/lean-schema.test.ts checks it on answers).
+type JsonSchema = Record<string, unknown>;
+
+/** Keywords that carry a shape; every other keyword (description, pattern, required, additionalProperties, bounds) is left out. */
+const SHAPE = new Set(['type', 'properties', 'items', 'anyOf', 'enum', 'const']);
+
+export function leanOutputSchema(schema: JsonSchema): JsonSchema {
+  return leanNode(schema) as JsonSchema;
+}
+
+function leanNode(schema: unknown): unknown {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
+  const node: JsonSchema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (!SHAPE.has(key)) continue;
+    if (key === 'properties') {
+      node.properties = Object.fromEntries(Object.entries(value as JsonSchema).map(([name, inner]) => [name, leanNode(inner)]));
+    } else if (key === 'items') {
+      node.items = leanNode(value);
+    } else if (key === 'anyOf') {
+      node.anyOf = (value as unknown[]).map(leanNode);
+    } else {
+      node[key] = value;
+    }
+  }
+  // An enum names its values: its type says nothing more. A long one (the permissions) is a
+  // vocabulary the answer itself shows; its type is enough to plan with.
+  if (Array.isArray(node.enum) && node.enum.length > MAX_OUTPUT_ENUM) return { type: typeof node.enum[0] };
+  if (node.enum !== undefined && typeof node.type === 'string') delete node.type;
+  return node;
+}
+
+const MAX_OUTPUT_ENUM = 10;
+
+/**
+ * An input schema as tools/list shows it: the zod input's JSON Schema without the patterns of
+ * ids (`^svc_[0-9a-z]{20}$`, about 30 bytes each). Ids come from other answers, and a malformed
+ * one is refused with a sentence that names the expected form; every other constraint stays.
+ */
+export function leanInputSchema(schema: JsonSchema): JsonSchema {
+  return withoutIdPatterns(schema) as JsonSchema;
+}
+
+const ID_PATTERN = /^\^[a-z]+_\[0-9a-z\]\{20\}\$$/;
+
+function withoutIdPatterns(schema: unknown): unknown {
+  if (typeof schema !== 'object' || schema === null) return schema;
+  if (Array.isArray(schema)) return schema.map(withoutIdPatterns);
+  const node: JsonSchema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'pattern' && typeof value === 'string' && ID_PATTERN.test(value)) continue;
+    node[key] = key === 'enum' || key === 'default' || key === 'required' ? value : withoutIdPatterns(value);
+  }
+  return node;
+}
+
+/**
+ * A long action's answer over MCP, declared by the members a model acts on (what to poll, what
+ * it waits for, what it created); the rest of the operation is in the answer all the same, and
+ * get_operation declares all of it. Not `additionalProperties: false`, so the answer still validates.
+ */
+export function summaryOf(schema: JsonSchema, members: readonly string[]): JsonSchema {
+  const properties = (schema.properties ?? {}) as JsonSchema;
+  return { ...schema, properties: Object.fromEntries(members.filter((name) => name in properties).map((name) => [name, properties[name]])) };
+}

@@ -1,0 +1,84 @@
+// The schemas tools/list shows are leaner than the OpenAPI ones, never stricter: every answer a
+// capability gives still validates against what its tool declares (clients check
+// structuredContent with it), and what the model reads keeps names, types, enums and nulls.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { jsonSchemaOf } from '../../src/channel-neutral/json-schema.js';
+import { leanInputSchema, leanOutputSchema } from '../../src/mcp/lean-schema.js';
+import { buildToolCatalog } from '../../src/mcp/tool-definitions.js';
+import { catalog } from '../../tools/index.js';
+
+const ajv = new Ajv2020({ strict: false });
+const at = '2026-11-25T10:00:00.000Z';
+const operation = {
+  id: 'op_aaaaaaaaaaaaaaaaaaaa', kind: 'start', state: 'failed', reason: 'The service did not answer.', service_id: 'svc_aaaaaaaaaaaaaaaaaaaa',
+  server_id: null, requested_channel: 'mcp', created_at: at, started_at: at, finished_at: at, backup_id: null, decision_id: null,
+  result: { initial_credentials: { login: 'admin', password: 'x' } },
+};
+const service = {
+  id: 'svc_aaaaaaaaaaaaaaaaaaaa', name: 'Production ERP', server_id: 'srv_aaaaaaaaaaaaaaaaaaaa', parent_id: null, is_copy: false,
+  state: 'running', revision: 3, url: 'http://127.0.0.1:20000/', created_at: at, updated_at: at,
+};
+
+describe('the lean schemas of tools/list', () => {
+  const tools = buildToolCatalog(catalog);
+  const outputOf = (name: string) => tools.find(name)!.tool.outputSchema!;
+
+  it('accept the answers the full schemas accept: an operation, a page of services, an unfinished operation', () => {
+    for (const name of ['start_erp_service', 'get_operation', 'create_backup']) {
+      expect(ajv.validate(outputOf(name), operation), name).toBe(true);
+      expect(ajv.validate(outputOf(name), { ...operation, state: 'running', reason: null, result: null }), name).toBe(true);
+    }
+    expect(ajv.validate(outputOf('list_erp_services'), { data: [service, { ...service, url: null }], next_cursor: null })).toBe(true);
+    expect(ajv.validate(outputOf('get_erp_service'), service)).toBe(true);
+  });
+
+  it('still refuse an answer of the wrong shape: a state outside the enum, a string where null or a number belongs', () => {
+    expect(ajv.validate(outputOf('get_operation'), { ...operation, state: 'exploded' })).toBe(false);
+    expect(ajv.validate(outputOf('get_erp_service'), { ...service, revision: 'three' })).toBe(false);
+    expect(ajv.validate(outputOf('list_erp_services'), { data: 'none', next_cursor: null })).toBe(false);
+  });
+
+  it('keep names, types, enums and nulls, and leave out descriptions, patterns, bounds and required lists', () => {
+    const schema = leanOutputSchema(jsonSchemaOf(z.object({
+      id: z.string().regex(/^x_[a-z]+$/).describe('an id'),
+      count: z.number().int().min(0),
+      state: z.enum(['on', 'off']),
+      note: z.string().nullable().describe('Why.'),
+    }), 'output'));
+    expect(schema).toEqual({
+      type: 'object',
+      properties: {
+        id: { type: 'string' }, count: { type: 'integer' }, state: { enum: ['on', 'off'] },
+        note: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+      },
+    });
+  });
+
+  it('give a long enum by its type only, since the answer shows its values', () => {
+    const values = Array.from({ length: 11 }, (_, index) => `p${index}`) as [string, ...string[]];
+    expect(leanOutputSchema(jsonSchemaOf(z.object({ p: z.array(z.enum(values)) }), 'output')))
+      .toEqual({ type: 'object', properties: { p: { type: 'array', items: { type: 'string' } } } });
+  });
+
+  it('leave out only the patterns of ids from an input, keeping its bounds, defaults and additionalProperties', () => {
+    const input = leanInputSchema(jsonSchemaOf(z.strictObject({
+      service_id: z.string().regex(/^svc_[0-9a-z]{20}$/), code: z.string().regex(/^[A-Z]{3}$/), limit: z.number().int().min(1).max(9).default(5),
+    }), 'input'));
+    expect(input).toMatchObject({
+      properties: { service_id: { type: 'string' }, code: { pattern: '^[A-Z]{3}$' }, limit: { minimum: 1, maximum: 9, default: 5 } },
+      additionalProperties: false,
+    });
+    expect((input.properties as { service_id: object }).service_id).not.toHaveProperty('pattern');
+  });
+
+  it('declare a write\'s answer whole when it is not a resource with an id and a state', () => {
+    for (const { capability, tool } of tools.definitions) {
+      const full = leanOutputSchema(jsonSchemaOf(capability.output, 'output'));
+      const members = Object.keys((full.properties ?? {}) as object);
+      if (capability.hints.readOnly || (members.includes('id') && members.includes('state'))) continue;
+      expect(tool.outputSchema, capability.name).toEqual(full);
+    }
+  });
+});

@@ -1,0 +1,28 @@
+// tools/list lands in an assistant's context window before its first question, in every
+// conversation: for a full-access token it must stay under 24 KB with every tool of the catalog
+// (src/mcp/README.md, "A lean tool list", says how a new tool keeps it there).
+import { describe, expect, it } from 'vitest';
+import { buildToolCatalog } from '../../src/mcp/tool-definitions.js';
+import { catalog } from '../../tools/index.js';
+
+const BOUND_BYTES = 24 * 1024;
+const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+
+describe('the tools/list answer of a full-access token', () => {
+  const definitions = buildToolCatalog(catalog).definitions;
+
+  for (const era of ['legacy', 'modern'] as const) {
+    it(`stays within ${BOUND_BYTES} bytes with every tool of the catalog (${era} era)`, () => {
+      const tools = definitions.map((definition) => (era === 'legacy' ? definition.legacyTool : definition.tool));
+      const total = bytesOf({ tools });
+      const perTool = tools.map((tool) => ({ tool: tool.name, bytes: bytesOf(tool) })).sort((a, b) => b.bytes - a.bytes)
+        .map(({ tool, bytes }) => `${tool} ${bytes}`).join(', ');
+      expect(total, `tools/list is ${total} bytes for ${tools.length} tools, over ${BOUND_BYTES}; per tool: ${perTool}`)
+        .toBeLessThanOrEqual(BOUND_BYTES);
+    });
+  }
+
+  it('counts every tool of the catalog, so a new tool is measured the day it is added', () => {
+    expect(definitions.map((definition) => definition.tool.name)).toEqual(catalog.map((capability) => capability.name));
+  });
+});
