@@ -65,7 +65,7 @@ export const BackupView = z.object({
   id: BackupId,
   service_id: ServiceId,
   state: z.enum(['pending', 'completed', 'failed']),
-  kind: z.string().describe('manual, or safety (taken automatically before a restore).'),
+  kind: z.string().describe('manual, scheduled (by the backup schedule), or safety (taken automatically before a restore).'),
   size_bytes: z.number().int().nullable(),
   sha256: z.string().nullable(),
   reason: z.string().nullable().describe('Why the backup failed, when it did.'),
