@@ -97,12 +97,6 @@ export async function takeRetry(
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** A service's completed scheduled backups, for its schedule's retention. */
-export async function listScheduledBackups(db: Kysely<Database>, serviceId: string) {
-  return db.selectFrom('backups').select(['id', 'created_at', 'state'])
-    .where('service_id', '=', serviceId).where('kind', '=', 'scheduled').orderBy('created_at', 'desc').execute();
-}
-
 /** The newest failed scheduled backups of a service, for its page. */
 export async function listFailedScheduledBackups(db: Kysely<Database>, serviceId: string, limit: number) {
   return db.selectFrom('backups').select(['id', 'created_at', 'reason'])

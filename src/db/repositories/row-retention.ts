@@ -36,7 +36,8 @@ export async function deleteDispatchedEventsBefore(db: Kysely<Database>, cutoff:
  */
 export async function deleteFinishedOperationsBefore(db: Kysely<Database>, cutoff: string, limit: number): Promise<number> {
   const ids = await db.selectFrom('operations as o').select('o.id')
-    .where('o.finished_at', '<', cutoff).where('o.state', 'in', ['succeeded', 'failed'])
+    // Only a succeeded or failed operation has finished_at: the range holds nothing in flight.
+    .where('o.finished_at', '<', cutoff)
     .where((eb) => eb.or([
       eb('o.service_id', 'is', null),
       eb.exists(eb.selectFrom('operations as later').select('later.id')
