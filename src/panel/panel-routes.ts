@@ -9,6 +9,7 @@ import type { App } from '../app.js';
 import type { OAuthServer } from '../oauth/oauth-server.js';
 import { packageRoot } from '../package-root.js';
 import { registerApiTokensPage } from './api-tokens-page.js';
+import { registerBackupSchedulePage } from './backup-schedule-page.js';
 import { registerConsentPage } from './consent-page.js';
 import { registerDecisionsPage } from './decisions-page.js';
 import { html } from './html.js';
@@ -50,6 +51,7 @@ export async function registerPanel(server: FastifyInstance, app: App, oauth: OA
     registerTokenChoices(panel, app);
     registerMembersPage(panel, app);
     registerWebhooksPage(panel, app);
+    registerBackupSchedulePage(panel, app);
     registerInvitationPage(panel, app);
     registerConsentPage(panel, app, oauth);
   });
