@@ -114,6 +114,9 @@ export default async function retentionBench() {
     await dayOneServer.close();
     await dayOne.close();
     const loadSeconds = (performance.now() - loadStarted) / 1000;
+    // Bytes each kept row costs, indexes included (SQLite's dbstat): what the docs' disk figures are computed from.
+    const bytesPerRow = bytesPerRowOf(app, await rowsOf());
+    console.log(`bytes per row, indexes included: ${JSON.stringify(bytesPerRow)}`);
     const first = measured.day1!;
     const last = measured[`day${DAYS}`]!;
     // What the settings allow: the days each kind is kept (the day being written included), at the load's rates.
@@ -139,12 +142,26 @@ export default async function retentionBench() {
     }
     console.log(`allowed by retention: ${JSON.stringify(allowed)} -> ${withinRetention ? 'within' : 'EXCEEDED'}`);
     console.log(`latency day 30 / day 1: operations ${ratios.operationsDay30OverDay1.toFixed(2)}, services ${ratios.servicesDay30OverDay1.toFixed(2)} (target <= ${LATENCY_RATIO_TARGET})`);
-    return { measured, allowed, ratios, target: { met: withinRetention && latencyMet, withinRetention, latencyRatio: LATENCY_RATIO_TARGET } };
+    return { measured, allowed, bytesPerRow, ratios, target: { met: withinRetention && latencyMet, withinRetention, latencyRatio: LATENCY_RATIO_TARGET } };
   } finally {
     await server.close();
     await app.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+function bytesPerRowOf(app: App, rows: Record<string, number>): Record<string, number> {
+  const tables: Record<string, string[]> = {
+    audit_log: ['audit_log', 'audit_log_team', 'audit_log_at', 'sqlite_autoindex_audit_log_1'],
+    operations: ['operations', 'operations_team', 'operations_requester', 'operations_team_service', 'operations_queue', 'operations_idempotency', 'operations_finished', 'sqlite_autoindex_operations_1'],
+    operation_transitions: ['operation_transitions', 'operation_transitions_operation', 'sqlite_autoindex_operation_transitions_1'],
+    events: ['events', 'events_undispatched', 'events_team', 'sqlite_autoindex_events_1'],
+    webhook_deliveries: ['webhook_deliveries', 'webhook_deliveries_due', 'webhook_deliveries_webhook', 'webhook_deliveries_ended', 'webhook_deliveries_event', 'sqlite_autoindex_webhook_deliveries_1'],
+  };
+  const used = new Map((app.db.sqlite!.prepare('select name, sum(pgsize - unused) as bytes from dbstat group by name').all() as { name: string; bytes: number }[])
+    .map((row) => [row.name, row.bytes]));
+  return Object.fromEntries(Object.entries(tables).map(([table, names]) =>
+    [table, Math.round(names.reduce((sum, name) => sum + (used.get(name) ?? 0), 0) / Math.max(1, rows[table] ?? 1))]));
 }
 
 /** One simulated day of the load, in a few large transactions. */
