@@ -136,20 +136,20 @@ export const DecisionView = z.object({
 });
 
 const KeepCount = (what: string, least: number) =>
-  z.number().int().min(least).max(1000).describe(`How many ${what} scheduled backups to keep (${least} to 1000).`);
+  z.number().int().min(least).max(1000).describe(`${what} scheduled backups kept.`);
 
 /** A backup schedule as set (PUT) and shown (GET); `time` is in the team's time zone. */
 export const BackupScheduleFields = {
   frequency: z.enum(['off', 'hourly', 'daily']).describe('off, hourly (at time\'s minutes past each hour) or daily (at time).'),
   time: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'Must be a time of day, HH:MM (00:00 to 23:59).')
     .describe('HH:MM in the team\'s time zone.'),
-  keep_daily: KeepCount('daily', 1),
-  keep_weekly: KeepCount('weekly', 0),
-  keep_monthly: KeepCount('monthly', 0),
+  keep_daily: KeepCount('Daily', 1),
+  keep_weekly: KeepCount('Weekly', 0),
+  keep_monthly: KeepCount('Monthly', 0),
 };
 
 export const BackupScheduleView = z.object({
   service_id: ServiceId,
   ...BackupScheduleFields,
-  next_run_at: z.string().nullable().describe('The next scheduled backup (UTC); null when off.'),
+  next_run_at: z.string().nullable().describe('Next scheduled backup (UTC); null when off.'),
 });

@@ -43,8 +43,10 @@ export class BackupScheduler {
 
   constructor(private readonly db: Db, private readonly options: SchedulerOptions) {}
 
+  /** Ticks at once (a slot missed while every node was down is taken now), then every intervalMs. */
   start(): void {
     if (this.options.intervalMs <= 0) return;
+    this.tick().catch((error: unknown) => this.options.onError(error, 'taking scheduled backups'));
     this.timer = setInterval(() => {
       this.tick().catch((error: unknown) => this.options.onError(error, 'taking scheduled backups'));
     }, this.options.intervalMs);
