@@ -460,3 +460,63 @@ CREATE TABLE IF NOT EXISTS team_backup_retention (
   keep_manual   INTEGER,
   keep_safety   INTEGER
 );
+
+-- Each service's backup schedule (src/engine/backup-schedule/): off, hourly or daily at a time of
+-- day in the team's time zone, with grandfather-father-son retention of its scheduled backups.
+-- A service without a row follows its team's default (team_backup_schedule_defaults, or daily
+-- 7/4/6 when none; copies: off); the scheduler writes the row when it first looks at the service.
+-- next_run_at is the slot to take next: a node takes a slot by moving next_run_at past now in
+-- the transaction that queues the backup, only if it still holds the value it read, so one node
+-- takes each slot, and slots missed while every node was down collapse into one.
+CREATE TABLE IF NOT EXISTS backup_schedules (
+  service_id    TEXT PRIMARY KEY REFERENCES erp_services (id),
+  team_id       TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  frequency     TEXT NOT NULL CHECK (frequency IN ('off', 'hourly', 'daily')),
+  time_of_day   TEXT NOT NULL,
+  keep_daily    INTEGER NOT NULL,
+  keep_weekly   INTEGER NOT NULL,
+  keep_monthly  INTEGER NOT NULL,
+  next_run_at   TEXT,
+  -- The backup of the slot last taken, and how many times that slot was tried (bounded retries).
+  current_backup_id TEXT,
+  attempts      INTEGER NOT NULL DEFAULT 0,
+  retry_at      TEXT,
+  updated_at    TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS backup_schedules_due ON backup_schedules (next_run_at);
+CREATE INDEX IF NOT EXISTS backup_schedules_retry ON backup_schedules (retry_at);
+
+-- A team's default schedule for its new services (teaminfra admin set-backup-schedule-default).
+CREATE TABLE IF NOT EXISTS team_backup_schedule_defaults (
+  team_id       TEXT PRIMARY KEY REFERENCES teams (id) ON DELETE CASCADE,
+  frequency     TEXT NOT NULL CHECK (frequency IN ('off', 'hourly', 'daily')),
+  time_of_day   TEXT NOT NULL,
+  keep_daily    INTEGER NOT NULL,
+  keep_weekly   INTEGER NOT NULL,
+  keep_monthly  INTEGER NOT NULL
+);
+
+-- How long the control plane keeps its own rows (src/engine/row-retention/), in days, as the
+-- operator set it with teaminfra admin set-row-retention; no row: the environment, or the default.
+CREATE TABLE IF NOT EXISTS row_retention_settings (
+  name          TEXT PRIMARY KEY,
+  days          INTEGER NOT NULL
+);
+
+-- Work that one node at a time does (pruning rows): held by a lease, taken over once it expires.
+CREATE TABLE IF NOT EXISTS maintenance_leases (
+  name          TEXT PRIMARY KEY,
+  lease_owner   TEXT NOT NULL,
+  lease_expires_at TEXT NOT NULL
+);
+
+-- The ranges row retention deletes from, oldest first, each read from an index.
+CREATE INDEX IF NOT EXISTS audit_log_at ON audit_log (at);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_ended ON webhook_deliveries (state, updated_at);
+CREATE INDEX IF NOT EXISTS operations_finished ON operations (finished_at);
+-- A service's scheduled backups, newest first, for the schedule's retention and its page.
+CREATE INDEX IF NOT EXISTS backups_service_kind ON backups (service_id, kind, created_at);
+-- Whether a delivery, a backup or a decision still names an event or an operation, read by key.
+CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_id);
+CREATE INDEX IF NOT EXISTS backups_operation ON backups (operation_id);
+CREATE INDEX IF NOT EXISTS decisions_operation ON decisions (operation_id);

@@ -24,6 +24,8 @@ import createCopy from './services/create-copy.js';
 import createBackup from './backups/create-backup.js';
 import downloadBackup from './backups/download-backup.js';
 import restoreBackup from './backups/restore-backup.js';
+import getBackupSchedule from './backups/get-backup-schedule.js';
+import setBackupSchedule from './backups/set-backup-schedule.js';
 import requestDecision from './decisions/request-decision.js';
 import listDecisions from './decisions/list-decisions.js';
 import getDecision from './decisions/get-decision.js';
@@ -55,6 +57,8 @@ export const catalog: readonly Capability[] = Object.freeze([
   createBackup,
   downloadBackup,
   restoreBackup,
+  getBackupSchedule,
+  setBackupSchedule,
   requestDecision,
   listDecisions,
   getDecision,

@@ -67,7 +67,7 @@ export const BackupView = z.object({
   id: BackupId,
   service_id: ServiceId,
   state: z.enum(['pending', 'completed', 'failed']),
-  kind: z.string().describe('manual, or safety (taken automatically before a restore).'),
+  kind: z.string().describe('manual, scheduled (by the backup schedule), or safety (taken automatically before a restore).'),
   size_bytes: z.number().int().nullable(),
   sha256: z.string().nullable(),
   reason: z.string().nullable().describe('Why the backup failed, when it did.'),
@@ -155,4 +155,23 @@ export const ActivityView = z.object({
   target: z.object({ type: z.string(), id: z.string() }).nullable(),
   outcome: z.enum(['allowed', 'denied', 'failed']),
   code: z.string().nullable().describe('The error code of a refusal or failure.'),
+});
+
+const KeepCount = (what: string, least: number) =>
+  z.number().int().min(least).max(1000).describe(`${what} scheduled backups kept.`);
+
+/** A backup schedule as set (PUT) and shown (GET); `time` is in the team's time zone. */
+export const BackupScheduleFields = {
+  frequency: z.enum(['off', 'hourly', 'daily']).describe('off, hourly (at time\'s minutes past each hour) or daily (at time).'),
+  time: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'Must be a time of day, HH:MM (00:00 to 23:59).')
+    .describe('HH:MM in the team\'s time zone.'),
+  keep_daily: KeepCount('Daily', 1),
+  keep_weekly: KeepCount('Weekly', 0),
+  keep_monthly: KeepCount('Monthly', 0),
+};
+
+export const BackupScheduleView = z.object({
+  service_id: ServiceId,
+  ...BackupScheduleFields,
+  next_run_at: z.string().nullable().describe('Next scheduled backup (UTC); null when off.'),
 });

@@ -13,6 +13,9 @@ export const USAGE = `Usage:
                                 [--servers id,..] [--expires-on YYYY-MM-DD] [--created-by EMAIL]
                                 [--needs-approval stop_erp_service,restore_backup,..]
   teaminfra admin set-backup-retention --team ID [--keep-manual N|default] [--keep-safety N|default]
+  teaminfra admin set-backup-schedule-default --team ID [--frequency off|hourly|daily] [--time HH:MM]
+                                [--keep-daily N] [--keep-weekly N] [--keep-monthly N]
+  teaminfra admin set-row-retention [--audit-days N|default] [--webhook-days N|default] [--operation-days N|default]
   teaminfra admin remove-member --team ID --email E
   teaminfra admin create-webhook --team ID --url URL [--events t1,t2] [--allow-private]
   teaminfra admin create-server --team ID --name N --docker-host URL [--image IMAGE]     a Docker server

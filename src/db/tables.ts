@@ -146,6 +146,29 @@ export interface TeamBackupRetentionTable {
   team_id: string; keep_manual: number | null; keep_safety: number | null;
 }
 
+export type BackupFrequency = 'off' | 'hourly' | 'daily';
+
+export interface BackupScheduleFields {
+  frequency: BackupFrequency; time_of_day: string; keep_daily: number; keep_weekly: number; keep_monthly: number;
+}
+
+export interface BackupSchedulesTable extends BackupScheduleFields {
+  service_id: string; team_id: string; next_run_at: string | null; current_backup_id: string | null;
+  attempts: number; retry_at: string | null; updated_at: string;
+}
+
+export interface TeamBackupScheduleDefaultsTable extends BackupScheduleFields {
+  team_id: string;
+}
+
+export interface RowRetentionSettingsTable {
+  name: string; days: number;
+}
+
+export interface MaintenanceLeasesTable {
+  name: string; lease_owner: string; lease_expires_at: string;
+}
+
 export interface NodesTable {
   name: string; last_seen_at: string;
 }
@@ -184,4 +207,8 @@ export interface Database {
   secrets_key_check: SecretsKeyCheckTable;
   nodes: NodesTable;
   team_backup_retention: TeamBackupRetentionTable;
+  backup_schedules: BackupSchedulesTable;
+  team_backup_schedule_defaults: TeamBackupScheduleDefaultsTable;
+  row_retention_settings: RowRetentionSettingsTable;
+  maintenance_leases: MaintenanceLeasesTable;
 }

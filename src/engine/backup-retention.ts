@@ -1,4 +1,7 @@
 // Backup retention: which backups are kept, and removing the rest, files and rows.
+// - A service's scheduled backups (kind "scheduled") are kept by its schedule's
+//   grandfather-father-son counts (backup-schedule/schedule-rules.ts), with its newest
+//   KEPT_FAILED_SCHEDULED failed ones; a manual or safety backup never counts against them.
 // - Per service, the newest `keepSafety` safety backups (default 3) and the newest `keepManual`
 //   manual ones (default: all; manual backups are the team's, asked for one by one) are kept;
 //   a team may have its own numbers (team_backup_retention, set by `teaminfra admin
@@ -19,7 +22,9 @@ import type { Db } from '../db/connect.js';
 import {
   backupRowExists, backupsNamedByRestores, deleteFinishedBackup, listFinishedBackups, teamRetentions, type RetainedBackup,
 } from '../db/repositories/backup-retention.js';
+import { schedulesOfServices } from '../db/repositories/backup-schedules.js';
 import { isEngineBackupPath } from './docker/engine-backup-path.js';
+import { keptByGrandfatherFatherSon, TEAM_DEFAULT_SCHEDULE } from './backup-schedule/schedule-rules.js';
 import { inWriteTransaction } from './write-transaction.js';
 
 export interface RetentionPolicy {
@@ -31,23 +36,30 @@ export interface RetentionPolicy {
 
 export const DEFAULT_RETENTION: RetentionPolicy = { keepManual: null, keepSafety: 3 };
 
+/** Failed scheduled backups kept per service: the record of why, without growing for ever. */
+export const KEPT_FAILED_SCHEDULED = 5;
+
 /** Removes what the policy does not keep; returns the ids of the backups removed. */
 export async function pruneBackups(db: Db, options: {
   node: string;
   defaults: RetentionPolicy;
   /** Removes files kept on Docker engines; tests may watch it. */
   removeEngineFiles?: (db: Db, paths: string[]) => Promise<void>;
+  /** Now, for the schedules' retention (the scheduler's clock in tests). */
+  now?: number;
 }): Promise<string[]> {
   const policies = await policiesByTeam(db, options.defaults);
   const named = await backupsNamedByRestores(db.kysely);
   const keptSoFar = new Map<string, number>();
   const removed: string[] = [];
   const engineFiles: string[] = [];
-  for (const backup of await listFinishedBackups(db.kysely, options.node)) {
-    const key = `${backup.service_id}/${backup.kind}`;
+  const finished = await listFinishedBackups(db.kysely, options.node);
+  const scheduledKept = await keptScheduledBackups(db, finished, options.now ?? Date.now());
+  for (const backup of finished) {
+    const key = `${backup.service_id}/${backup.kind}/${backup.state}`;
     const newer = keptSoFar.get(key) ?? 0;
-    if (backup.state === 'completed') keptSoFar.set(key, newer + 1);
-    if (keeps(backup, newer, policies.get(backup.team_id) ?? options.defaults) || named.has(backup.id)) continue;
+    keptSoFar.set(key, newer + 1);
+    if (keeps(backup, newer, policies.get(backup.team_id) ?? options.defaults, scheduledKept) || named.has(backup.id)) continue;
     if (!(await removeBackupRow(db, backup))) continue;
     removed.push(backup.id);
     if (backup.file_path === null) continue;
@@ -65,8 +77,26 @@ async function removeEngineBackupFiles(db: Db, paths: string[]): Promise<void> {
   await remove(db.kysely, paths);
 }
 
-function keeps(backup: RetainedBackup, newer: number, policy: RetentionPolicy): boolean {
+/** The completed scheduled backups each service's schedule keeps. */
+async function keptScheduledBackups(db: Db, finished: RetainedBackup[], now: number): Promise<Set<string>> {
+  const byService = new Map<string, RetainedBackup[]>();
+  for (const backup of finished) {
+    if (backup.kind !== 'scheduled' || backup.state !== 'completed') continue;
+    byService.set(backup.service_id, [...(byService.get(backup.service_id) ?? []), backup]);
+  }
+  const schedules = new Map((await schedulesOfServices(db.kysely, [...byService.keys()])).map((row) => [row.service_id, row]));
+  const kept = new Set<string>();
+  for (const [serviceId, backups] of byService) {
+    const schedule = schedules.get(serviceId);
+    for (const id of keptByGrandfatherFatherSon(backups, schedule ?? TEAM_DEFAULT_SCHEDULE, schedule?.timezone ?? 'UTC', now)) kept.add(id);
+  }
+  return kept;
+}
+
+/** `newer`: how many backups of the same service, kind and state are newer. */
+function keeps(backup: RetainedBackup, newer: number, policy: RetentionPolicy, scheduledKept: Set<string>): boolean {
   if (backup.service_deleted) return false;
+  if (backup.kind === 'scheduled') return backup.state === 'failed' ? newer < KEPT_FAILED_SCHEDULED : scheduledKept.has(backup.id);
   if (backup.state === 'failed') return true;
   const limit = backup.kind === 'safety' ? policy.keepSafety : policy.keepManual;
   return limit === null || newer < limit;

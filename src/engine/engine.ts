@@ -19,6 +19,9 @@ import { reconcileServices } from './reconcile.js';
 import { serviceSpecQuery, specOf, takenPorts } from './service-spec.js';
 import { changeServiceState } from './state-changes.js';
 import { OperationWorker } from './worker.js';
+import { BackupScheduler, DEFAULT_SCHEDULER_OPTIONS, type Clock } from './backup-schedule/scheduler.js';
+import { pruneRows } from './row-retention/prune-rows.js';
+import { ROW_RETENTION_NAMES, ROW_RETENTION_SETTINGS, type RowRetentionDays } from './row-retention/retention-settings.js';
 import { inWriteTransaction } from './write-transaction.js';
 
 export interface EngineConfig {
@@ -39,6 +42,17 @@ export interface EngineConfig {
   backupRetention: RetentionPolicy;
   /** How often backups are pruned (also once at start); 0: never. */
   backupRetentionIntervalMs: number;
+  /** Now, for backup schedules and retention: tests move it instead of waiting hours. */
+  clock: Clock;
+  /** How often the backup scheduler looks for due slots; 0: never by itself (tests call scheduler.tick()). */
+  backupScheduleIntervalMs: number;
+  /** How long after a scheduled backup failed it is tried again, and how many tries a slot gets in all. */
+  backupRetryDelayMs: number;
+  backupMaxAttempts: number;
+  /** How long the control plane keeps its own rows (row-retention/retention-settings.ts; environment or default). */
+  rowRetention: RowRetentionDays;
+  /** How often rows are pruned (also once at start); 0: never. */
+  rowRetentionIntervalMs: number;
   /** How often running services are checked for a process that died; 0: never. */
   reconcileIntervalMs: number;
   startTimeoutMs: number;
@@ -77,7 +91,12 @@ function positiveIntegerFromEnv(name: string, fallback: number): number {
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   node: defaultNodeName(), leaseMs: 30_000, nodeGoneAfterMs: 600_000, pollMs: 500,
-  backupRetention: DEFAULT_RETENTION, backupRetentionIntervalMs: 600_000, concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
+  backupRetention: DEFAULT_RETENTION, backupRetentionIntervalMs: 600_000,
+  clock: Date.now, backupScheduleIntervalMs: DEFAULT_SCHEDULER_OPTIONS.intervalMs,
+  backupRetryDelayMs: DEFAULT_SCHEDULER_OPTIONS.retryDelayMs, backupMaxAttempts: DEFAULT_SCHEDULER_OPTIONS.maxAttempts,
+  rowRetention: Object.fromEntries(ROW_RETENTION_NAMES.map((name) => [name, ROW_RETENTION_SETTINGS[name].defaultDays])) as RowRetentionDays,
+  rowRetentionIntervalMs: 3_600_000,
+  concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
   shutdownGraceMs: positiveIntegerFromEnv('TEAMINFRA_SHUTDOWN_GRACE_MS', 10_000),
   engineCallTimeoutMs: engineCallTimeoutFromEnv(),
   copyMailRelay: () => null,
@@ -88,6 +107,8 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
 export interface Engine {
   readonly driver: ServiceDriver;
   readonly started: boolean;
+  /** Takes due backup slots (by itself every backupScheduleIntervalMs; tests call tick()). */
+  readonly scheduler: BackupScheduler;
   /** Reconciles services with what really runs, then starts taking operations. */
   start(): Promise<void>;
   close(options?: { services?: 'detach' | 'stop' }): Promise<void>;
@@ -119,8 +140,21 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   let reconciling: Promise<void> | undefined;
   let retentionTimer: NodeJS.Timeout | undefined;
   let pruning: Promise<unknown> | undefined;
+  const scheduler = new BackupScheduler(db, {
+    clock: config.clock, intervalMs: config.backupScheduleIntervalMs, retryDelayMs: config.backupRetryDelayMs,
+    maxAttempts: config.backupMaxAttempts, onError,
+  });
+  let rowsTimer: NodeJS.Timeout | undefined;
+  let pruningRows: Promise<unknown> | undefined;
+  const pruneOldRows = () => {
+    pruningRows ??= pruneRows(db, { owner: worker.owner, now: config.clock(), fallback: config.rowRetention })
+      .catch((error: unknown) => onError(error, 'pruning rows'))
+      .finally(() => {
+        pruningRows = undefined;
+      });
+  };
   const prune = () => {
-    pruning ??= pruneBackups(db, { node: config.node, defaults: config.backupRetention })
+    pruning ??= pruneBackups(db, { node: config.node, defaults: config.backupRetention, now: config.clock() })
       .catch((error: unknown) => onError(error, 'pruning backups'))
       .finally(() => {
         pruning = undefined;
@@ -129,6 +163,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
 
   return {
     driver,
+    scheduler,
     get started() {
       return state === 'started';
     },
@@ -144,6 +179,12 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
         retentionTimer = setInterval(prune, config.backupRetentionIntervalMs);
         retentionTimer.unref();
       }
+      scheduler.start();
+      if (config.rowRetentionIntervalMs > 0) {
+        pruneOldRows();
+        rowsTimer = setInterval(pruneOldRows, config.rowRetentionIntervalMs);
+        rowsTimer.unref();
+      }
       if (config.reconcileIntervalMs > 0) {
         reconcileTimer = setInterval(() => {
           reconciling ??= reconcileServices(reconcileDeps, 'periodic').finally(() => {
@@ -158,8 +199,11 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       state = 'closed';
       if (reconcileTimer) clearInterval(reconcileTimer);
       if (retentionTimer) clearInterval(retentionTimer);
+      if (rowsTimer) clearInterval(rowsTimer);
+      await scheduler.close();
       await reconciling;
       await pruning;
+      await pruningRows;
       const abandoned = await worker.close(config.shutdownGraceMs);
       await heartbeat.close();
       if (abandoned > 0) {

@@ -109,7 +109,7 @@ export async function endBackupState(
     teamId: backup.team_id, type: (outcome.state === 'completed' ? 'backup.completed' : 'backup.failed') satisfies EngineEventType,
     at: outcome.at,
     data: {
-      backup: { id: backup.id, service_id: backup.service_id, state: backup.state, size_bytes: backup.size_bytes, sha256: backup.sha256 },
+      backup: { id: backup.id, service_id: backup.service_id, state: backup.state, size_bytes: backup.size_bytes, sha256: backup.sha256, kind: backup.kind },
       reason: backup.reason,
     },
   });

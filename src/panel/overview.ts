@@ -10,6 +10,7 @@ import {
   copiesOfServices, countServicesByState, listServersPage, listTopLevelServicesPage, type OverviewService,
 } from '../db/repositories/service-overview.js';
 import { nowIso } from '../db/ids.js';
+import { backupSchedulePath } from './backup-schedule-page.js';
 import { DECISIONS_PATH } from './decisions-page.js';
 import { html, type Html } from './html.js';
 import { page, sendPage } from './layout.js';
@@ -48,6 +49,9 @@ export function registerOverview(server: FastifyInstance, app: App): void {
     const nextServices = serviceRows.length > OVERVIEW_PAGE_SIZE ? link({ q: search, after: services.at(-1)?.id, servers_after: serversAfter }) : null;
     const nextServers = serverRows.length > SERVERS_PAGE_SIZE ? link({ q: search, after, servers_after: servers.at(-1)?.id }) : null;
     const total = [...counts.values()].reduce((sum, count) => sum + count, 0);
+    // Owners and admins change backup schedules (backup-schedule-page.ts); members see no link to a page they cannot open.
+    const schedules = session.team.role !== 'member';
+    const serviceRow = (service: OverviewService, copy: boolean) => serviceRowOf(service, copy, schedules);
     return sendPage(reply, page('Overview', html`
 <p class="pending-decisions${pendingDecisions > 0 ? ' notice' : ''}"><a href="${DECISIONS_PATH}">${pendingDecisions === 0 ? 'No decisions pending'
       : `${pendingDecisions} ${pendingDecisions === 1 ? 'decision waits' : 'decisions wait'} for an answer`}</a></p>
@@ -80,8 +84,8 @@ ${servers.length === 0 ? html`<p class="muted">${serversAfter ? 'No more servers
   });
 }
 
-function serviceRow(service: OverviewService, copy: boolean): Html {
+function serviceRowOf(service: OverviewService, copy: boolean, scheduleLink: boolean): Html {
   return html`
     <tr><td>${copy ? html`↳ ${service.name} <span class="muted">(copy)</span>` : service.name}</td><td class="state">${service.state}</td><td>${service.revision}</td>
-      <td>${service.server_name ?? ''}</td><td class="muted">${service.id}</td></tr>`;
+      <td>${service.server_name ?? ''}</td><td class="muted">${service.id}${scheduleLink ? html` · <a href="${backupSchedulePath(service.id)}">Backup schedule</a>` : ''}</td></tr>`;
 }

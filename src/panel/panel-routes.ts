@@ -10,6 +10,7 @@ import type { OAuthServer } from '../oauth/oauth-server.js';
 import { packageRoot } from '../package-root.js';
 import { registerActivityPage } from './activity-page.js';
 import { registerApiTokensPage } from './api-tokens-page.js';
+import { registerBackupSchedulePage } from './backup-schedule-page.js';
 import { registerConsentPage } from './consent-page.js';
 import { registerDecisionsPage } from './decisions-page.js';
 import { html } from './html.js';
@@ -52,6 +53,7 @@ export async function registerPanel(server: FastifyInstance, app: App, oauth: OA
     registerMembersPage(panel, app);
     registerWebhooksPage(panel, app);
     registerActivityPage(panel, app);
+    registerBackupSchedulePage(panel, app);
     registerInvitationPage(panel, app);
     registerConsentPage(panel, app, oauth);
   });

@@ -25,7 +25,10 @@ const ServerData = z.object({
 });
 
 const BackupData = z.object({
-  backup: z.object({ id: z.string(), service_id: z.string(), state: z.string(), size_bytes: z.number().nullable(), sha256: z.string().nullable() }),
+  backup: z.object({
+    id: z.string(), service_id: z.string(), state: z.string(), size_bytes: z.number().nullable(), sha256: z.string().nullable(),
+    kind: z.string().optional().describe('manual, scheduled or safety.'),
+  }),
   reason: z.string().nullable().optional(),
 });
 
@@ -72,7 +75,7 @@ export const EVENT_CATALOG = [
   service('copy.created', 'A copy of an ERP service was created.'),
   service('copy.deleted', 'A copy of an ERP service was deleted.'),
   { type: 'backup.completed', description: 'A backup completed.', data: BackupData },
-  { type: 'backup.failed', description: 'A backup failed; `reason` says why.', data: BackupData },
+  { type: 'backup.failed', description: 'A backup failed; `reason` says why. A scheduled one (kind "scheduled") is tried again a few times, each failure its own event.', data: BackupData },
   { type: 'restore.completed', description: 'A backup was restored into a service.', data: RestoreData },
   { type: 'restore.failed', description: 'A restore failed and changed nothing; `reason` says why.', data: RestoreData },
   { type: 'email.caught', description: "A copy's mail catcher kept an outgoing email.", data: EmailData },

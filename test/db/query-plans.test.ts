@@ -11,6 +11,10 @@ import pg from 'pg';
 import type { Reach } from '../../src/core/principal.js';
 import type { Database } from '../../src/db/tables.js';
 import { listBackupsOfService } from '../../src/db/repositories/backups.js';
+import { listDueSchedules, listFailedScheduledBackups, listRetriesDue } from '../../src/db/repositories/backup-schedules.js';
+import {
+  deleteAuditBefore, deleteDispatchedEventsBefore, deleteEndedDeliveriesBefore, deleteFinishedOperationsBefore,
+} from '../../src/db/repositories/row-retention.js';
 import { listEmailsOfCopy } from '../../src/db/repositories/caught-emails.js';
 import { countPendingDecisions, findReachableDecision, listOverdueDecisions, listReachableDecisions, listTeamDecisions } from '../../src/db/repositories/decisions.js';
 import { findReachableOperation, listReachableOperations } from '../../src/db/repositories/operations.js';
@@ -280,6 +284,43 @@ describe(`query plans (${engine})`, () => {
     ] },
     { name: 'the overview\'s pending count', read: (db) => countPendingDecisions(db, fixture.teamId, '2026-01-01T00:00:00.000Z'), sqlite: [
       'SEARCH decisions USING COVERING INDEX decisions_team_state (team_id=? AND state=? AND expires_at>?)',
+    ] },
+    // The scheduler's due slots and retries, every team's: a range of slot times.
+    { name: 'due backup slots', read: (db) => listDueSchedules(db, '2026-01-01T00:00:00.000Z', 100), sqlite: [
+      'SEARCH b USING INDEX backup_schedules_due (next_run_at<?)',
+      'SEARCH s USING INDEX sqlite_autoindex_erp_services_1 (id=?)',
+      'SEARCH t USING INDEX sqlite_autoindex_teams_1 (id=?)',
+    ] },
+    { name: 'scheduled backups due a second look', read: (db) => listRetriesDue(db, '2026-01-01T00:00:00.000Z', 100), sqlite: [
+      'SEARCH b USING INDEX backup_schedules_retry (retry_at<?)',
+      'SEARCH s USING INDEX sqlite_autoindex_erp_services_1 (id=?)',
+      'SEARCH k USING INDEX sqlite_autoindex_backups_1 (id=?) LEFT-JOIN',
+    ] },
+    { name: 'failed scheduled backups of a service', read: (db) => listFailedScheduledBackups(db, fixture.serviceIds[0]!, 5), sqlite: [
+      'SEARCH backups USING INDEX backups_service_kind (service_id=? AND kind=?)',
+    ] },
+    // Row retention's batches: each the oldest rows of a range, however many there are to keep.
+    { name: 'a batch of old audit entries', read: (db) => deleteAuditBefore(db, '2026-01-01T00:00:00.000Z', 500), sqlite: [
+      'SEARCH audit_log USING COVERING INDEX sqlite_autoindex_audit_log_1 (id=?)',
+      'LIST SUBQUERY 1',
+      'SEARCH audit_log USING INDEX audit_log_at (at<?)',
+    ] },
+    { name: 'a batch of ended webhook deliveries', read: (db) => deleteEndedDeliveriesBefore(db, '2026-01-01T00:00:00.000Z', 500), sqlite: [
+      'SEARCH webhook_deliveries USING INDEX webhook_deliveries_ended (state=? AND updated_at<?)',
+    ] },
+    { name: 'a batch of delivered events', read: (db) => deleteDispatchedEventsBefore(db, '2026-01-01T00:00:00.000Z', 500), sqlite: [
+      'SEARCH e USING COVERING INDEX events_undispatched (dispatched_at<?)',
+      'CORRELATED SCALAR SUBQUERY 1',
+      'SEARCH d USING INDEX webhook_deliveries_event (event_id=?)',
+    ] },
+    { name: 'a batch of finished operations', read: (db) => deleteFinishedOperationsBefore(db, '2026-01-01T00:00:00.000Z', 500), sqlite: [
+      'SEARCH o USING INDEX operations_finished (finished_at<?)',
+      'CORRELATED SCALAR SUBQUERY 1',
+      'SEARCH later USING COVERING INDEX operations_team_service (team_id=? AND service_id=? AND id>?)',
+      'CORRELATED SCALAR SUBQUERY 2',
+      'SEARCH b USING INDEX backups_operation (operation_id=?)',
+      'CORRELATED SCALAR SUBQUERY 3',
+      'SEARCH d USING INDEX decisions_operation (operation_id=?)',
     ] },
     // Every team's, and only the overdue pending ones: few, so sorting them is cheap.
     { name: 'overdue decisions, for the sweeper', read: (db) => listOverdueDecisions(db, '2026-01-01T00:00:00.000Z', 100), sqlite: [

@@ -53,7 +53,7 @@ describe('backups of an ERP service', () => {
     const completed = await server.app.db.kysely.selectFrom('events').select('payload')
       .where('team_id', '=', team.teamId).where('type', '=', 'backup.completed').execute();
     expect(JSON.parse(completed[0]?.payload as string).data).toEqual({
-      backup: { id: backup.id, service_id: serviceId, state: 'completed', size_bytes: backup.size_bytes, sha256: backup.sha256 }, reason: null,
+      backup: { id: backup.id, service_id: serviceId, state: 'completed', size_bytes: backup.size_bytes, sha256: backup.sha256, kind: 'manual' }, reason: null,
     });
   });
 

@@ -75,6 +75,11 @@ export function sampleInput(capability: Capability, team: SeededWithHistory, ser
     question: 'Which release goes out?',
     answer: 'approve',
     name: 'Matrix item',
+    frequency: 'daily',
+    time: '02:30',
+    keep_daily: 7,
+    keep_weekly: 4,
+    keep_monthly: 6,
   };
   const input: Record<string, unknown> = {};
   for (const [field, schema] of Object.entries(capability.input.shape)) {

@@ -52,7 +52,10 @@ export async function startTestServer(
   // On the PostgreSQL project, a schema of its own, as a fresh data directory is on SQLite.
   const schema = overrides.database === undefined && testEngine() === 'postgres' ? await createTestSchema('server') : undefined;
   const database = overrides.database ?? (schema ? { url: schema.url, poolSize: TEST_POOL_SIZE } : undefined);
-  const app = createApp({ ...defaultConfig(dataDir), rateLimit: { limit: 100_000, windowSeconds: 60 }, ...overrides, dataDir, database });
+  // The backup scheduler ticks only when a test asks (engine.scheduler.tick()): a suite running
+  // across 03:00 UTC would otherwise see the default schedule's backups among its operations.
+  const engine = { backupScheduleIntervalMs: 0, ...overrides.engine };
+  const app = createApp({ ...defaultConfig(dataDir), rateLimit: { limit: 100_000, windowSeconds: 60 }, ...overrides, engine, dataDir, database });
   await app.db.ready();
   if (testOptions.engine) await app.engine.start();
   const server = await buildHttpServer(app, catalog, options);

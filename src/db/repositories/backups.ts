@@ -9,7 +9,7 @@ export const BACKUP_COLUMNS = [
   'b.id', 'b.service_id', 'b.state', 'b.kind', 'b.size_bytes', 'b.sha256', 'b.reason', 'b.created_at', 'b.completed_at',
 ] as const;
 
-export type BackupKind = 'manual' | 'safety';
+export type BackupKind = 'manual' | 'safety' | 'scheduled';
 
 export async function listBackupsOfService(db: Kysely<Database>, serviceId: string, page: PageRequest) {
   const after = decodeCursor(page.cursor);

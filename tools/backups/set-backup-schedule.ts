@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import { defineCapability } from '../../src/core/capability.js';
+import { writeSchedule } from '../../src/engine/backup-schedule/service-schedule.js';
+import { BackupScheduleFields, BackupScheduleView, ServiceId } from '../schemas.js';
+
+export default defineCapability({
+  name: 'set_backup_schedule',
+  title: 'Set a backup schedule',
+  description:
+    'Sets when an ERP service is backed up by itself (kind "scheduled") and how many of those backups are kept: the ' +
+    'newest of each of the last keep_daily days, keep_weekly weeks and keep_monthly months. Manual and safety backups are never pruned by it.',
+  permission: 'backups:create',
+  target: { kind: 'service', from: 'service_id' },
+  input: z.strictObject({ service_id: ServiceId, ...BackupScheduleFields }),
+  output: BackupScheduleView,
+  http: { method: 'PUT', path: '/api/service-erp/{service_id}/backup-schedule', status: 200 },
+  hints: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  errors: ['validation_failed', 'not_found'],
+  run: async ({ service_id: serviceId, ...schedule }, { db }) => writeSchedule(db.kysely, serviceId, schedule, Date.now()),
+});
