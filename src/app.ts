@@ -76,6 +76,7 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
     config,
     onInternalError,
     engine,
+    observer: engine.observer,
     mailCatcher,
     webhooks,
     secrets,

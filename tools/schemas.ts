@@ -134,3 +134,33 @@ export const DecisionView = z.object({
   created_at: z.string(),
   expires_at: z.string(),
 });
+
+export const LogsInput = {
+  service_id: ServiceId,
+  tail: z.coerce.number().int().min(1).max(5000).default(200).describe('Most lines, 1 to 5,000 (default 200).'),
+  since: z.string().max(100).optional()
+    .describe('An ISO 8601 time or an earlier next_cursor: the lines after it, oldest first. Absent: the latest lines.'),
+};
+
+export const LogPageView = z.object({
+  lines: z.array(z.object({
+    container: z.string().nullable().describe('Which container wrote it (Docker); null on a local server.'),
+    at: z.string().nullable(),
+    text: z.string().describe('Control characters escaped (\\x1b); a long line is cut and says so.'),
+  })),
+  next_cursor: z.string().describe('Pass as since to read the lines written after these.'),
+  more: z.boolean().describe('More lines wait after these: read on now.'),
+});
+
+export const MetricsView = z.object({
+  state: ServiceState,
+  running: z.boolean().describe('Whether its process or containers run now, as the engine sees it.'),
+  started_at: z.string().nullable(),
+  uptime_seconds: z.number().int().nullable(),
+  restarts: z.number().int().nullable().describe('Restarts by the engine since the last start.'),
+  cpu: z.object({ percent: z.number(), window_seconds: z.number() }).nullable()
+    .describe('Percent of one core over the last window_seconds (up to 60); null when not running.'),
+  memory_bytes: z.number().int().nullable(),
+  memory_limit_bytes: z.number().int().nullable(),
+  data_bytes: z.number().int().nullable().describe('Size of its data on disk.'),
+});

@@ -1,6 +1,7 @@
 // The shape of one capability. Each file under tools/ calls defineCapability() once; the REST
 // adapter, the MCP adapter and the OpenAPI document are all projections of this one object.
 import type { SecretBox } from '../secrets/secret-box.js';
+import type { ServiceObserver } from './service-observer.js';
 import type { z } from 'zod';
 import type { PermissionId } from '../auth/permissions.js';
 import type { Db } from '../db/connect.js';
@@ -76,6 +77,8 @@ export interface CapabilityContext {
   approvedOperationId?: string;
   /** Opens the sealed initial credentials of a service for the token that created it (operationView); absent without a key. */
   secrets?: SecretBox;
+  /** Reads a service's logs and metrics from its engine; absent where no engine is reachable. */
+  observer?: ServiceObserver;
 }
 
 /** A file a capability offers for download: REST streams it (with Range), MCP gets a link. */

@@ -11,6 +11,7 @@
 // Adapters hold no rules: they turn a request into (capability, raw input, credentials) and
 // format what comes back.
 import type { SecretBox } from '../secrets/secret-box.js';
+import type { ServiceObserver } from './service-observer.js';
 import type { z } from 'zod';
 import { authenticate } from '../auth/authenticate.js';
 import type { Db } from '../db/connect.js';
@@ -30,6 +31,8 @@ export interface CoreDeps {
   publicUrl?: string;
   /** Opens sealed values a capability shows once (an app's initial credentials); absent, they are not shown. */
   secrets?: SecretBox;
+  /** Reads services' logs and metrics (src/engine/observe); absent, those capabilities answer that they cannot. */
+  observer?: ServiceObserver;
 }
 
 export interface Credentials {
@@ -154,6 +157,7 @@ async function gateThen<T>(
         idempotencyKey: credentials.idempotencyKey,
         publicUrl: deps.publicUrl,
         secrets: deps.secrets,
+        observer: deps.observer,
       });
     deps.audit.tokenUsed(principal.tokenId, channel);
     // Reads only touch last-used; every action gets its own row.

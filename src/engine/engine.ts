@@ -19,6 +19,8 @@ import { reconcileServices } from './reconcile.js';
 import { serviceSpecQuery, specOf, takenPorts } from './service-spec.js';
 import { changeServiceState } from './state-changes.js';
 import { OperationWorker } from './worker.js';
+import { EngineObserver } from './observe/engine-observer.js';
+import type { ServiceObserver } from '../core/service-observer.js';
 import { inWriteTransaction } from './write-transaction.js';
 
 export interface EngineConfig {
@@ -87,6 +89,8 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
 
 export interface Engine {
   readonly driver: ServiceDriver;
+  /** Reads services' logs and metrics (whether or not the engine was started). */
+  readonly observer: ServiceObserver;
   readonly started: boolean;
   /** Reconciles services with what really runs, then starts taking operations. */
   start(): Promise<void>;
@@ -129,6 +133,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
 
   return {
     driver,
+    observer: new EngineObserver(db.kysely, engines, db.dataDir),
     get started() {
       return state === 'started';
     },
