@@ -154,13 +154,13 @@ export const LogPageView = z.object({
 
 export const MetricsView = z.object({
   state: ServiceState,
-  running: z.boolean().describe('Whether its process or containers run now, as the engine sees it.'),
+  running: z.boolean().describe('Whether the engine sees it run now.'),
   started_at: z.string().nullable(),
-  uptime_seconds: z.number().int().nullable(),
-  restarts: z.number().int().nullable().describe('Restarts by the engine since the last start.'),
+  uptime_seconds: z.number().nullable(),
+  restarts: z.number().nullable().describe('Restarts by the engine since the last start.'),
   cpu: z.object({ percent: z.number(), window_seconds: z.number() }).nullable()
     .describe('Percent of one core over the last window_seconds (up to 60); null when not running.'),
-  memory_bytes: z.number().int().nullable(),
-  memory_limit_bytes: z.number().int().nullable(),
-  data_bytes: z.number().int().nullable().describe('Size of its data on disk.'),
+  memory_bytes: z.number().nullable(),
+  memory_limit_bytes: z.number().nullable(),
+  data_bytes: z.number().nullable().describe('Size of its data on disk.'),
 });
