@@ -97,6 +97,13 @@ export const OperationView = z.object({
       'admin login, initial_credentials. null otherwise, and for every other reader.'),
 });
 
+/** get_operation's view: the operation and what each of its steps did (src/engine/operation-steps.ts). */
+export const OperationDetailView = OperationView.extend({
+  steps: z.array(z.object({
+    step: z.string(), at: z.string(), duration_ms: z.number(), outcome: z.enum(['done', 'failed']), detail: z.string().nullable(),
+  })).describe('What each step did and how long it took, oldest first; empty until it runs.'),
+});
+
 export const PermissionIdSchema = z.enum(PERMISSION_IDS as [string, ...string[]]);
 
 export const EmailId = idOf('eml', 'a caught email');

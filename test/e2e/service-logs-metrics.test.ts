@@ -1,8 +1,9 @@
 // A service's logs and metrics over REST, on the local driver, with a real ERP process: the lines
 // it printed come back in order, with tail and a cursor that reads on; reading them needs
 // services:logs, reach applies as everywhere, and control characters come back escaped. Its
-// metrics show a running process's memory and data, and a stopped one's state without CPU.
-import { appendFileSync, readFileSync } from 'node:fs';
+// metrics show a running process's memory and data, and a stopped one's state without CPU. An
+// operation shows what each of its steps did and how long it took, a failed step with why.
+import { appendFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
@@ -14,6 +15,7 @@ describe.skipIf(process.platform !== 'linux')('service logs and metrics on a loc
   let token: string;
   let serviceId: string;
   let logFile: string;
+  let startOperationId: string;
   const logs = (query = '', bearer = token, id = serviceId) => send(server.baseUrl, 'GET', `/api/service-erp/${id}/logs${query}`, bearer);
 
   beforeAll(async () => {
@@ -21,7 +23,9 @@ describe.skipIf(process.platform !== 'linux')('service logs and metrics on a loc
     team = await seedTeam(server.app);
     token = (await makeToken(server.app, team.teamId)).value;
     serviceId = team.serviceIds[0];
-    expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/start`)).toMatchObject({ state: 'succeeded' });
+    const started = await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/start`);
+    expect(started).toMatchObject({ state: 'succeeded' });
+    startOperationId = started.id;
     logFile = join(server.dataDir, 'servers', team.serverIds[0], serviceId, 'service.log');
     // The process's output is this file (its stdout and stderr); lines appended as it appends them.
     appendFileSync(logFile, Array.from({ length: 30 }, (_, index) => `known line ${index + 1}\n`).join(''));
@@ -115,5 +119,28 @@ describe.skipIf(process.platform !== 'linux')('service logs and metrics on a loc
     expect(stopped.body).toMatchObject({ state: 'stopped', running: false, cpu: null, memory_bytes: null, uptime_seconds: null });
     expect(stopped.body.data_bytes).toBeGreaterThan(0);
     expect(readFileSync(logFile, 'utf8')).toContain('stopping');
+  });
+
+  it('get_operation shows what each step of an operation did and how long it took', async () => {
+    const operation = await send(server.baseUrl, 'GET', `/api/operations/${startOperationId}`, token);
+    expect(operation.body.steps.map((step: { step: string }) => step.step))
+      .toEqual(['Started the service', expect.stringMatching(/^Chose port \d+$/), 'The process was created']);
+    const start = operation.body.steps[0];
+    expect(start).toMatchObject({ outcome: 'done', detail: expect.stringMatching(/^revision 1 on port \d+$/) });
+    expect(start.duration_ms).toBeGreaterThan(0);
+    expect(Date.parse(start.at)).toBeLessThanOrEqual(Date.parse(operation.body.finished_at));
+  });
+
+  it('a failed step carries the driver\'s sentence, which is also the operation\'s reason', async () => {
+    const created = await act(server.baseUrl, token, 'POST', '/api/service-erp', { server_id: team.serverIds[0], name: 'Broken' });
+    expect(created.steps).toEqual([expect.objectContaining({ step: "Prepared the service's files and data", outcome: 'done' })]);
+    // A directory where its database should be: the process cannot open it and ends while starting.
+    const database = join(server.dataDir, 'servers', team.serverIds[0], created.service_id, 'erp.sqlite');
+    rmSync(database, { force: true });
+    mkdirSync(database);
+    const failed = await act(server.baseUrl, token, 'POST', `/api/service-erp/${created.service_id}/start`);
+    expect(failed.state).toBe('failed');
+    expect(failed.steps.find((step: { step: string }) => step.step === 'Started the service'))
+      .toMatchObject({ outcome: 'failed', detail: failed.reason });
   });
 });
