@@ -64,6 +64,20 @@ describe.skipIf(process.platform !== 'linux')('service logs and metrics on a loc
     expect(page.body.lines[1].text).toBe(`${'x'.repeat(4000)} [line cut: 10000 characters in all]`);
   });
 
+  it('moves on past a single line longer than a whole read (2 MiB), answered cut', async () => {
+    const before = await logs('?tail=1');
+    appendFileSync(logFile, `${'g'.repeat(3 * 1024 * 1024)}\nafter the giant\n`);
+    let cursor = before.body.next_cursor as string;
+    const texts: string[] = [];
+    for (let read = 0; read < 4 && !texts.includes('after the giant'); read++) {
+      const page = await logs(`?since=${encodeURIComponent(cursor)}`);
+      texts.push(...page.body.lines.map((line: { text: string }) => line.text));
+      cursor = page.body.next_cursor;
+    }
+    expect(texts.at(-1)).toBe('after the giant');
+    expect(texts[0]).toMatch(/^g{4000} \[line cut: \d+ characters in all\]$/);
+  });
+
   it('refuses a bad since, and a time on a local server, on the since field', async () => {
     const bad = await logs('?since=nonsense');
     expect(bad.status).toBe(400);

@@ -37,7 +37,7 @@ export async function readLocalLog(path: string, query: LogQuery): Promise<LogPa
     // A log shorter than the cursor was replaced (the service was deleted and made again): from its start.
     const from = cursor.offset > size ? 0 : cursor.offset;
     const to = Math.min(size, from + READ_BOUND_BYTES);
-    const lines = await linesOf(file, from, to, false);
+    const lines = await linesOf(file, from, to, false, to < size);
     const kept = withinPageBound(lines.slice(0, query.tail), false);
     const end = kept.at(-1)?.end ?? from;
     return { lines: kept.map(publicLine), next_cursor: encodeCursor({ kind: 'file', offset: end }), more: lines.length > kept.length || to < size };
@@ -47,14 +47,16 @@ export async function readLocalLog(path: string, query: LogQuery): Promise<LogPa
 }
 
 /** The complete lines between two offsets (a line still being written is left for the next read); the first is skipped when it may be a line's tail. */
-async function linesOf(file: Awaited<ReturnType<typeof open>>, from: number, to: number, skipFirst: boolean): Promise<FileLine[]> {
+async function linesOf(
+  file: Awaited<ReturnType<typeof open>>, from: number, to: number, skipFirst: boolean, mustMove = false,
+): Promise<FileLine[]> {
   const buffer = Buffer.alloc(to - from);
   const { bytesRead } = await file.read(buffer, 0, buffer.length, from);
   const lines: FileLine[] = [];
   let end = from;
   let skip = skipFirst;
   const splitter = new LineSplitter((text, printed, bytes) => {
-    end += bytes + 1;
+    end = Math.min(end + bytes + 1, from + bytesRead);
     if (skip) {
       skip = false;
       return;
@@ -62,6 +64,8 @@ async function linesOf(file: Awaited<ReturnType<typeof open>>, from: number, to:
     lines.push({ container: null, at: null, text: displayLine(text.replace(/\r$/, ''), printed), end });
   });
   splitter.push(buffer.subarray(0, bytesRead));
+  // A single line longer than a whole read: answered cut, so that the cursor moves past it.
+  if (mustMove && lines.length === 0) splitter.flushPartial();
   return lines;
 }
 

@@ -50,6 +50,11 @@ export class LineSplitter {
     if (start < chunk.length) this.take(chunk.subarray(start));
   }
 
+  /** Ends the line being read as if its newline had come (a line longer than a whole read, which must still move on). */
+  flushPartial(): void {
+    if (this.length > 0) this.flush();
+  }
+
   private take(bytes: Buffer): void {
     this.length += bytes.length;
     if (this.kept >= this.keepBytes) return;
