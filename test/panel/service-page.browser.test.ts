@@ -1,7 +1,8 @@
 // A service's page in headless Chromium, with the engine running: from the Overview an owner
 // opens a running service and sees its state, metrics, latest operations and logs (escaped), and
 // lines written after the page loaded appear without a reload; a member sees state and
-// operations, not the logs, and the live endpoint gives a member no lines.
+// operations, not the logs, and the live endpoint gives a member no lines. The token form offers
+// services:logs.
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -64,6 +65,14 @@ describe('the service page in headless Chromium', () => {
     expect(await page.locator('main').textContent()).toContain('Owners and admins see this service\'s logs here.');
     const live = await page.evaluate(async (url) => (await fetch(url)).json(), `/panel/services/${serviceId}/live?cursor=f0`);
     expect(live).toMatchObject({ state: 'running', logs: null });
+  });
+
+  it('offers services:logs on the API Tokens page\'s new-token form, under its own label', async () => {
+    const page = await signInToPanel(browser, server.baseUrl, 'owner@example.com', PASSWORD);
+    await page.goto(`${server.baseUrl}/panel/developer/api-tokens/new`);
+    const box = page.locator('input[name="permissions"][value="services:logs"]');
+    expect(await box.count()).toBe(1);
+    expect((await page.locator('label', { has: box }).textContent())?.trim()).toMatch(/^Read ERP service logs\s+services:logs$/);
   });
 
   it('answers 404 for a service of another team', async () => {
