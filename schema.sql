@@ -209,6 +209,8 @@ CREATE INDEX IF NOT EXISTS operations_queue ON operations (state, lease_expires_
 CREATE UNIQUE INDEX IF NOT EXISTS operations_idempotency ON operations (requested_by_token_id, idempotency_key);
 -- The decision that approves (or denies) an operation awaiting approval.
 ALTER TABLE operations ADD COLUMN IF NOT EXISTS decision_id TEXT;
+-- What each step of the operation did and how long it took (JSON, bounded: src/engine/operation-steps.ts).
+ALTER TABLE operations ADD COLUMN IF NOT EXISTS steps TEXT;
 
 -- Every state change of an operation, with when and who asked.
 CREATE TABLE IF NOT EXISTS operation_transitions (

@@ -77,6 +77,7 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
     onInternalError,
     approvals,
     engine,
+    observer: engine.observer,
     mailCatcher,
     webhooks,
     secrets,

@@ -3,6 +3,8 @@
 import type { Capability } from '../src/core/capability.js';
 import listErpServices from './services/list-erp-services.js';
 import getErpService from './services/get-erp-service.js';
+import getErpServiceLogs from './services/get-erp-service-logs.js';
+import getErpServiceMetrics from './services/get-erp-service-metrics.js';
 import listCopies from './services/list-copies.js';
 import listServers from './servers/list-servers.js';
 import getServer from './servers/get-server.js';
@@ -36,6 +38,8 @@ import listActivity from './activity/list-activity.js';
 export const catalog: readonly Capability[] = Object.freeze([
   listErpServices,
   getErpService,
+  getErpServiceLogs,
+  getErpServiceMetrics,
   listCopies,
   listServers,
   getServer,

@@ -99,6 +99,13 @@ export const OperationView = z.object({
       'admin login, initial_credentials. null otherwise, and for every other reader.'),
 });
 
+/** get_operation's view: the operation and what each of its steps did (src/engine/operation-steps.ts). */
+export const OperationDetailView = OperationView.extend({
+  steps: z.array(z.object({
+    step: z.string(), at: z.string(), duration_ms: z.number(), outcome: z.enum(['done', 'failed']), detail: z.string().nullable(),
+  })).describe('What each step did and how long it took, oldest first; empty until it runs.'),
+});
+
 export const PermissionIdSchema = z.enum(PERMISSION_IDS as [string, ...string[]]);
 
 export const EmailId = idOf('eml', 'a caught email');
@@ -174,4 +181,34 @@ export const BackupScheduleView = z.object({
   service_id: ServiceId,
   ...BackupScheduleFields,
   next_run_at: z.string().nullable().describe('Next scheduled backup (UTC); null when off.'),
+});
+
+export const LogsInput = {
+  service_id: ServiceId,
+  tail: z.coerce.number().int().min(1).max(5000).default(200).describe('Most lines, 1 to 5,000 (default 200).'),
+  since: z.string().max(100).optional()
+    .describe('An ISO 8601 time or an earlier next_cursor: the lines after it, oldest first. Absent: the latest lines.'),
+};
+
+export const LogPageView = z.object({
+  lines: z.array(z.object({
+    container: z.string().nullable().describe('Which container wrote it (Docker); null on a local server.'),
+    at: z.string().nullable(),
+    text: z.string().describe('Control characters escaped (\\x1b); a long line is cut and says so.'),
+  })),
+  next_cursor: z.string().describe('Pass as since to read the lines written after these.'),
+  more: z.boolean().describe('More lines wait after these: read on now.'),
+});
+
+export const MetricsView = z.object({
+  state: ServiceState,
+  running: z.boolean().describe('Whether the engine sees it run now.'),
+  started_at: z.string().nullable(),
+  uptime_seconds: z.number().nullable(),
+  restarts: z.number().nullable().describe('Restarts by the engine since the last start.'),
+  cpu: z.object({ percent: z.number(), window_seconds: z.number() }).nullable()
+    .describe('Percent of one core over the last window_seconds (up to 60); null when not running.'),
+  memory_bytes: z.number().nullable(),
+  memory_limit_bytes: z.number().nullable(),
+  data_bytes: z.number().nullable().describe('Size of its data on disk.'),
 });

@@ -5,7 +5,7 @@ import { openInitialCredentials } from '../src/engine/apps/initial-credentials.j
 import type { SecretBox } from '../src/secrets/secret-box.js';
 import type { DecisionRow } from '../src/db/repositories/decisions.js';
 import type { ActivityRow } from '../src/db/repositories/activity.js';
-import type { ActivityView, BackupView, DecisionView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
+import type { ActivityView, BackupView, DecisionView, OperationDetailView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
 import { decisionStateAt } from '../src/decisions/decision-state.js';
 
 type ServiceRow = {
@@ -36,6 +36,11 @@ export function backupView(row: z.infer<typeof BackupView>): z.infer<typeof Back
 type OperationRow = Omit<z.infer<typeof OperationView>, 'backup_id' | 'decision_id' | 'result'> & {
   parameters: string; decision_id?: string | null; result?: string | null; requested_by_token_id?: string | null;
 };
+
+/** An operation's steps as stored (src/engine/operation-steps.ts); none before it ran. */
+export function operationStepsOf(row: { steps?: string | null }): z.infer<typeof OperationDetailView>['steps'] {
+  return row.steps ? JSON.parse(row.steps) as z.infer<typeof OperationDetailView>['steps'] : [];
+}
 
 /** Who reads an operation: its initial credentials are opened for the token that requested it, and for no one else. */
 export interface OperationViewer { tokenId: string; secrets?: SecretBox | undefined }

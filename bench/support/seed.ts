@@ -7,7 +7,7 @@ import { createToken } from '../../src/db/repositories/tokens.js';
 import { insertServer } from '../../src/db/repositories/servers.js';
 import { insertService } from '../../src/db/repositories/services.js';
 import { insertTeam, upsertMember } from '../../src/db/repositories/teams.js';
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { Database, ServiceState } from '../../src/db/tables.js';
 
 export interface ListServicesFixture {
@@ -49,7 +49,7 @@ async function seedTeam(db: Kysely<Database>, name: string, servers: number, ser
 async function seedHistory(db: Kysely<Database>, teamId: string, serviceIds: string[], tokenId: string) {
   const now = nowIso();
   const backups: Database['backups'][] = [];
-  const operations: Database['operations'][] = [];
+  const operations: Insertable<Database['operations']>[] = [];
   const audit: Database['audit_log'][] = [];
   for (const serviceId of serviceIds) {
     for (let i = 0; i < 3; i++) {

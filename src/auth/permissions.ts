@@ -1,9 +1,11 @@
-// The permission catalog. Write implies read (asking and answering decisions imply reading them); download, restore and reading caught mail are
-// permissions of their own and are implied by nothing but full access; so is reading the team's activity (what every token did).
+// The permission catalog. Write implies read (asking and answering decisions imply reading them); download, restore, reading caught mail,
+// reading a service's logs (which can hold personal data and reset links) and reading the team's activity (what every token did) are
+// permissions of their own, implied by nothing but full access.
 export const PERMISSIONS = [
   { id: 'services:read', label: 'Read ERP services (and their copies)', group: 'ERP services', implies: [] },
   { id: 'services:operate', label: 'Start, stop and redeploy ERP services', group: 'ERP services', implies: ['services:read'] },
   { id: 'services:write', label: 'Create, change and delete ERP services and copies', group: 'ERP services', implies: ['services:read'] },
+  { id: 'services:logs', label: 'Read ERP service logs', group: 'ERP services', implies: [] },
   { id: 'servers:read', label: 'Read servers', group: 'Servers', implies: [] },
   { id: 'servers:write', label: 'Create, change and delete servers', group: 'Servers', implies: ['servers:read'] },
   { id: 'backups:read', label: 'Read backups', group: 'Backups', implies: [] },

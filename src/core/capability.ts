@@ -2,6 +2,7 @@
 // adapter, the MCP adapter and the OpenAPI document are all projections of this one object.
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { AuditLog } from './audit.js';
+import type { ServiceObserver } from './service-observer.js';
 import type { z } from 'zod';
 import type { PermissionId } from '../auth/permissions.js';
 import type { Db } from '../db/connect.js';
@@ -79,6 +80,8 @@ export interface CapabilityContext {
   secrets?: SecretBox;
   /** The approval hook invoke() was given, for capabilities that answer decisions (an approval ends: the action is settled). */
   approvals: ApprovalHook;
+  /** Reads a service's logs and metrics from its engine; absent where no engine is reachable. */
+  observer?: ServiceObserver;
 }
 
 /** A file a capability offers for download: REST streams it (with Range), MCP gets a link. */

@@ -12,6 +12,7 @@
 // Adapters hold no rules: they turn a request into (capability, raw input, credentials) and
 // format what comes back.
 import type { SecretBox } from '../secrets/secret-box.js';
+import type { ServiceObserver } from './service-observer.js';
 import type { z } from 'zod';
 import { authenticate } from './authenticate.js';
 import type { Db } from '../db/connect.js';
@@ -32,6 +33,8 @@ export interface CoreDeps {
   secrets?: SecretBox;
   /** Asked whether a call waits for approval, and holds it when it does (src/decisions/approvals.ts). */
   approvals: ApprovalHook;
+  /** Reads services' logs and metrics (src/engine/observe); absent, those capabilities answer that they cannot. */
+  observer?: ServiceObserver;
 }
 
 export interface Credentials {
@@ -157,6 +160,7 @@ async function gateThen<T>(
         publicUrl: deps.publicUrl,
         secrets: deps.secrets,
         approvals: deps.approvals,
+        observer: deps.observer,
       });
     deps.audit.tokenUsed(principal.tokenId, channel);
     // Reads only touch last-used; every action gets its own row.

@@ -1,4 +1,5 @@
 // Typed rows of schema.sql, as Kysely sees them. Keep in step with schema.sql.
+import type { ColumnType } from 'kysely';
 export type Plan = 'free' | 'starter' | 'business' | 'enterprise';
 export type Role = 'owner' | 'admin' | 'member';
 export type AcceptedBy = 'api' | 'mcp' | 'both';
@@ -67,6 +68,8 @@ export interface OperationsTable {
   lease_owner: string | null; lease_expires_at: string | null;
   created_at: string; started_at: string | null; finished_at: string | null;
   decision_id: string | null;
+  /** What each step did and how long it took, as JSON (src/engine/operation-steps.ts); absent on insert. */
+  steps: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface DecisionsTable {

@@ -22,6 +22,8 @@ import { OperationWorker } from './worker.js';
 import { BackupScheduler, DEFAULT_SCHEDULER_OPTIONS, type Clock } from './backup-schedule/scheduler.js';
 import { pruneRows } from './row-retention/prune-rows.js';
 import { ROW_RETENTION_NAMES, ROW_RETENTION_SETTINGS, type RowRetentionDays } from './row-retention/retention-settings.js';
+import { EngineObserver } from './observe/engine-observer.js';
+import type { ServiceObserver } from '../core/service-observer.js';
 import { inWriteTransaction } from './write-transaction.js';
 
 export interface EngineConfig {
@@ -106,6 +108,8 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
 
 export interface Engine {
   readonly driver: ServiceDriver;
+  /** Reads services' logs and metrics (whether or not the engine was started). */
+  readonly observer: ServiceObserver;
   readonly started: boolean;
   /** Takes due backup slots (by itself every backupScheduleIntervalMs; tests call tick()). */
   readonly scheduler: BackupScheduler;
@@ -164,6 +168,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   return {
     driver,
     scheduler,
+    observer: new EngineObserver(db.kysely, engines, db.dataDir),
     get started() {
       return state === 'started';
     },

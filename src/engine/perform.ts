@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Database } from '../db/tables.js';
 import { nowIso } from '../db/ids.js';
-import { finishOperation, type OperationKind, type OperationRow } from '../db/repositories/operations.js';
+import { finishOperation, saveOperationSteps, type OperationKind, type OperationRow } from '../db/repositories/operations.js';
 import { ACTIONS, copiesToDelete } from './actions.js';
 import type { ActionResult } from './actions/action-types.js';
 import { backupIdOf } from './actions/backup.js';
@@ -16,6 +16,7 @@ import {
   changeServerState, changeServiceState, endBackupState, recordOperationState, updateService, writeRestoreEvent, type ServiceChange,
 } from './state-changes.js';
 import { inWriteTransaction } from './write-transaction.js';
+import { StepLog } from './operation-steps.js';
 
 export interface PerformDeps {
   db: Db;
@@ -39,7 +40,15 @@ type Outcome = { ok: true; value: ActionResult } | Failure;
 export async function performOperation(
   deps: PerformDeps, operation: OperationRow, owner: string, attempt: number, abandoned?: AbortSignal,
 ): Promise<void> {
-  const outcome = attempt > MAX_ATTEMPTS ? await giveUp(deps, operation, attempt) : await attemptAction(deps, operation);
+  // The steps so far are kept as they happen, one write after another, by this worker only.
+  let saving = Promise.resolve();
+  const steps = new StepLog((serialized) => {
+    saving = saving.then(() => saveOperationSteps(deps.db.kysely, operation.id, owner, serialized))
+      .catch((error: unknown) => deps.onError(error, `keeping the steps of ${operation.id}`));
+  });
+  if (attempt > 1 && attempt <= MAX_ATTEMPTS) steps.note(`Resumed after an interruption (attempt ${attempt})`);
+  const outcome = attempt > MAX_ATTEMPTS ? await giveUp(deps, operation, attempt, steps) : await attemptAction(deps, operation, steps);
+  await saving;
   // The process stopped waiting for it (worker.close): whatever it ended with (often the engine's
   // connections being closed under it) is not its outcome; the next start resumes it.
   if (abandoned?.aborted) return;
@@ -51,7 +60,7 @@ export async function performOperation(
     const at = nowIso();
     const finished = await finishOperation(trx, operation.id, owner, {
       state: outcome.ok ? 'succeeded' : 'failed', reason: outcome.ok ? null : outcome.reason,
-      result: outcome.ok ? outcome.value.result : null, at,
+      result: outcome.ok ? outcome.value.result : null, at, steps: steps.serialized(),
     });
     if (!finished) return;
     await recordOperationState(trx, operation, outcome.ok ? 'succeeded' : 'failed', outcome.ok ? null : outcome.reason, at);
@@ -135,11 +144,11 @@ async function runningNow(deps: PerformDeps, operation: OperationRow): Promise<S
   return { state: 'running', pid: status.pid, port: status.port, revision: status.revision, ...(status.publishedHost ? { publishedHost: status.publishedHost } : {}) };
 }
 
-async function attemptAction(deps: PerformDeps, operation: OperationRow): Promise<Outcome> {
+async function attemptAction(deps: PerformDeps, operation: OperationRow, steps: StepLog): Promise<Outcome> {
   const action = ACTIONS[operation.kind as OperationKind];
   try {
     if (!action) throw new Error(`no action for operation kind ${operation.kind}`);
-    return { ok: true, value: await action({ db: deps.db.kysely, driver: deps.driver, operation, dataDir: deps.db.dataDir, newServersDockerHost: deps.newServersDockerHost ?? null }) };
+    return { ok: true, value: await action({ db: deps.db.kysely, driver: steps.recording(deps.driver), operation, dataDir: deps.db.dataDir, newServersDockerHost: deps.newServersDockerHost ?? null }) };
   } catch (error) {
     if (error instanceof DriverError) return { ok: false, reason: error.reason, portUnusable: error.portUnusable };
     deps.onError(error, `operation ${operation.id} (${operation.kind})`);
@@ -148,10 +157,11 @@ async function attemptAction(deps: PerformDeps, operation: OperationRow): Promis
 }
 
 /** Stops whatever the operation may have left half-running, then fails it. */
-async function giveUp(deps: PerformDeps, operation: OperationRow, attempt: number): Promise<Outcome> {
+async function giveUp(deps: PerformDeps, operation: OperationRow, attempt: number, steps: StepLog): Promise<Outcome> {
+  steps.note(`Given up after ${attempt - 1} interruptions`);
   if (operation.service_id && MAY_LEAVE_A_PROCESS.has(operation.kind)) {
     const spec = await loadServiceSpec(deps.db.kysely, operation.service_id);
-    if (spec) await deps.driver.stop(spec).catch((error: unknown) => deps.onError(error, `giving up ${operation.id}`));
+    if (spec) await steps.recording(deps.driver).stop(spec).catch((error: unknown) => deps.onError(error, `giving up ${operation.id}`));
   }
   return {
     ok: false, portUnusable: false,

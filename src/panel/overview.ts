@@ -12,6 +12,7 @@ import {
 import { nowIso } from '../db/ids.js';
 import { backupSchedulePath } from './backup-schedule-page.js';
 import { DECISIONS_PATH } from './decisions-page.js';
+import { SERVICE_PAGE_PATH } from './service-page.js';
 import { html, type Html } from './html.js';
 import { page, sendPage } from './layout.js';
 import { requireTeamSession } from './session-guard.js';
@@ -86,6 +87,6 @@ ${servers.length === 0 ? html`<p class="muted">${serversAfter ? 'No more servers
 
 function serviceRowOf(service: OverviewService, copy: boolean, scheduleLink: boolean): Html {
   return html`
-    <tr><td>${copy ? html`↳ ${service.name} <span class="muted">(copy)</span>` : service.name}</td><td class="state">${service.state}</td><td>${service.revision}</td>
+    <tr><td>${copy ? html`↳ ` : ''}<a href="${SERVICE_PAGE_PATH}/${service.id}">${service.name}</a>${copy ? html` <span class="muted">(copy)</span>` : ''}</td><td class="state">${service.state}</td><td>${service.revision}</td>
       <td>${service.server_name ?? ''}</td><td class="muted">${service.id}${scheduleLink ? html` · <a href="${backupSchedulePath(service.id)}">Backup schedule</a>` : ''}</td></tr>`;
 }

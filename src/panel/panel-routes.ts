@@ -18,6 +18,7 @@ import { page, sendPage } from './layout.js';
 import { registerInvitationPage } from './invitation-page.js';
 import { registerMembersPage } from './members-page.js';
 import { registerOverview } from './overview.js';
+import { registerServicePage } from './service-page.js';
 import { registerTokenChoices } from './token-choices.js';
 import { registerWebhooksPage } from './webhooks-page.js';
 import { refuseCrossSite } from './same-origin.js';
@@ -47,6 +48,7 @@ export async function registerPanel(server: FastifyInstance, app: App, oauth: OA
     });
     registerSignIn(panel, app);
     registerOverview(panel, app);
+    registerServicePage(panel, app);
     registerDecisionsPage(panel, app);
     registerApiTokensPage(panel, app);
     registerTokenChoices(panel, app);

@@ -6,6 +6,10 @@ describe('permission catalog', () => {
     expect(PERMISSIONS.find((permission) => permission.id === 'services:operate')?.label).toBe('Start, stop and redeploy ERP services');
   });
 
+  it('names services:logs "Read ERP service logs"', () => {
+    expect(PERMISSIONS.find((permission) => permission.id === 'services:logs')?.label).toBe('Read ERP service logs');
+  });
+
   it('lets every write permission imply the matching read', () => {
     expect([...expandPermissions(['services:write'])].sort()).toEqual(['services:read', 'services:write']);
     expect([...expandPermissions(['services:operate'])].sort()).toEqual(['services:operate', 'services:read']);
@@ -13,8 +17,8 @@ describe('permission catalog', () => {
     expect([...expandPermissions(['backups:create'])].sort()).toEqual(['backups:create', 'backups:read']);
   });
 
-  it('keeps download, restore and reading caught mail as permissions of their own', () => {
-    for (const own of ['backups:download', 'backups:restore', 'mailcatcher:read'] as const) {
+  it('keeps download, restore, reading caught mail and reading service logs as permissions of their own', () => {
+    for (const own of ['backups:download', 'backups:restore', 'mailcatcher:read', 'services:logs'] as const) {
       const impliedByOthers = PERMISSION_IDS.filter((id) => id !== own).some((id) => expandPermissions([id]).has(own));
       expect(impliedByOthers).toBe(false);
       expect([...expandPermissions([own])]).toEqual([own]);

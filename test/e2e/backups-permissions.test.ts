@@ -9,7 +9,7 @@ type Operation = 'list' | 'get' | 'create' | 'download' | 'restore';
 
 /** What each permission alone allows, from the permission table (write implies read; download and restore are their own). */
 const ALLOWED: Record<PermissionId, Operation[]> = {
-  'services:read': [], 'services:operate': [], 'services:write': [], 'servers:read': [], 'servers:write': [],
+  'services:read': [], 'services:operate': [], 'services:write': [], 'services:logs': [], 'servers:read': [], 'servers:write': [],
   'backups:read': ['list', 'get'],
   'backups:create': ['list', 'get', 'create'],
   'backups:download': ['download'],

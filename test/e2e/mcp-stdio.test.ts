@@ -95,6 +95,18 @@ describe('teaminfra mcp over stdio', () => {
     expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
   });
 
+  it('reads a service\'s logs and metrics as REST does, loading the engine\'s client on that first call', async () => {
+    const observer = await token({ permissions: ['services:read', 'services:logs'] });
+    const { client, close } = await connectStdio(server.dataDir, observer.value, server.databaseUrl);
+    const path = `/api/service-erp/${team.serviceIds[0]}`;
+    const logs = await client.callTool({ name: 'get_erp_service_logs', arguments: { service_id: team.serviceIds[0], tail: 10 } });
+    const metrics = await client.callTool({ name: 'get_erp_service_metrics', arguments: { service_id: team.serviceIds[0] } });
+    await close();
+    expect(logs.structuredContent).toEqual((await getJson(server.baseUrl, `${path}/logs?tail=10`, observer.value)).body);
+    expect(metrics.structuredContent).toEqual((await getJson(server.baseUrl, `${path}/metrics`, observer.value)).body);
+    expect(metrics.structuredContent).toMatchObject({ state: 'stopped', running: false, cpu: null });
+  });
+
   it('refuses every kind of denial with the code and sentence REST gives', async () => {
     const limited = await token({ permissions: ['services:write'], services: [team.serviceIds[1]] });
     const { client, close } = await connectStdio(server.dataDir, limited.value, server.databaseUrl);

@@ -39,7 +39,9 @@ beforeAll(async () => {
 });
 afterAll(async () => { await server.close(); });
 
-const topLevelRows = (text: string) => [...text.matchAll(/<tr><td>(Customer \d+ ERP|Odd[^<]*)<\/td>/g)].map((match) => match[1]);
+// Each service's name links to its page.
+const topLevelRows = (text: string) => [...text.matchAll(/<tr><td><a href="\/panel\/services\/svc_[0-9a-z]{20}">(Customer \d+ ERP|Odd[^<]*)<\/a><\/td>/g)]
+  .map((match) => match[1]);
 const nextLink = (text: string, rel: string) => [...text.matchAll(/<a (?:rel="next" )?href="([^"]+)">([^<]+)<\/a>/g)]
   .find((match) => match[2] === rel)?.[1]?.replaceAll('&amp;', '&');
 
@@ -55,9 +57,9 @@ describe('GET /panel (Overview)', () => {
 
   it('shows ten copies under their service and counts the others', async () => {
     const page = await visitor.request('GET', '/panel');
-    expect(page.text.match(/staging \d+ <span class="muted">\(copy\)/g)).toHaveLength(10);
+    expect(page.text.match(/staging \d+<\/a> <span class="muted">\(copy\)/g)).toHaveLength(10);
     expect(page.text).toContain('↳ and 2 more copies');
-    expect(page.text).toContain('Customer 2 test copy <span class="muted">(copy)</span>');
+    expect(page.text).toContain('Customer 2 test copy</a> <span class="muted">(copy)</span>');
     expect(page.text.indexOf('Customer 2 test copy')).toBeGreaterThan(page.text.indexOf('Customer 2 ERP'));
     expect(page.text.indexOf('Customer 2 test copy')).toBeLessThan(page.text.indexOf('Customer 3 ERP'));
   });

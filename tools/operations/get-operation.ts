@@ -1,20 +1,23 @@
 import { z } from 'zod';
 import { defineCapability } from '../../src/core/capability.js';
-import { OperationId, OperationView } from '../schemas.js';
-import { operationView } from '../views.js';
+import { OperationDetailView, OperationId } from '../schemas.js';
+import { operationStepsOf, operationView } from '../views.js';
 
 export default defineCapability({
   name: 'get_operation',
   title: 'Get an operation',
-  description:
-    'Shows one long action and its state (queued, running, succeeded, failed with a reason). Poll it until it ends.',
+  description: 'Shows one long action, its state (queued, running, succeeded, or failed with a reason) and its steps. Poll it until it ends. ' +
+    'A token can always get the operations it requested itself; others need services:read.',
   permission: 'services:read',
   readableByRequester: true,
   target: { kind: 'operation', from: 'operation_id' },
   input: z.strictObject({ operation_id: OperationId }),
-  output: OperationView,
+  output: OperationDetailView,
   http: { method: 'GET', path: '/api/operations/{operation_id}', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed', 'not_found'],
-  run: async (_input, { target, actor, secrets }) => operationView(target as Parameters<typeof operationView>[0], { tokenId: actor.tokenId, secrets }),
+  run: async (_input, { target, actor, secrets }) => ({
+    ...operationView(target as Parameters<typeof operationView>[0], { tokenId: actor.tokenId, secrets }),
+    steps: operationStepsOf(target as { steps?: string | null }),
+  }),
 });

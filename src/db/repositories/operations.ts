@@ -1,5 +1,5 @@
 // Operations (the queue of long actions), as the API reads them: filtered by reach in SQL.
-import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { Database } from '../tables.js';
 import type { Reach } from '../../core/principal.js';
 import { skipLocked } from '../dialect.js';
@@ -75,14 +75,15 @@ export async function listReachableOperations(db: Kysely<Database>, reach: Reach
 }
 
 export async function findReachableOperation(db: Kysely<Database>, reach: Reach, operationId: string) {
-  return db.selectFrom('operations as o').select(OPERATION_COLUMNS)
+  // With its steps, which only get_operation shows (lists leave them out).
+  return db.selectFrom('operations as o').select([...OPERATION_COLUMNS, 'o.steps'])
     .where(operationReachable(reach)).where('o.id', '=', operationId).executeTakeFirst();
 }
 
 // ---- The queue side: what the engine writes and the worker takes. ----
 
 export type OperationKind = 'start' | 'stop' | 'redeploy' | 'create' | 'delete' | 'create_server' | 'copy' | 'backup' | 'restore';
-export type OperationRow = Database['operations'];
+export type OperationRow = Selectable<Database['operations']>;
 
 export interface NewOperation {
   teamId: string;
@@ -120,7 +121,7 @@ export async function insertOperation(db: Kysely<Database>, values: NewOperation
     state: 'queued', reason: null, parameters: JSON.stringify(values.parameters), result: null,
     requested_by_token_id: values.tokenId, requested_channel: values.channel, idempotency_key: values.idempotencyKey,
     request_fingerprint: values.fingerprint, lease_owner: null, lease_expires_at: null, created_at: at,
-    started_at: null, finished_at: null, decision_id: null,
+    started_at: null, finished_at: null, decision_id: null, steps: null,
   };
   await db.insertInto('operations').values(row).execute();
   return row;
@@ -205,13 +206,20 @@ export async function renewLease(db: Kysely<Database>, operationId: string, owne
 /** Ends an operation, only if `owner` still holds its lease. */
 export async function finishOperation(
   db: Kysely<Database>, operationId: string, owner: string,
-  outcome: { state: 'succeeded' | 'failed'; reason: string | null; result: object | null; at: string },
+  outcome: { state: 'succeeded' | 'failed'; reason: string | null; result: object | null; at: string; steps?: string },
 ): Promise<boolean> {
   const result = await db.updateTable('operations').set({
     state: outcome.state, reason: outcome.reason, result: outcome.result ? JSON.stringify(outcome.result) : null,
+    ...(outcome.steps !== undefined ? { steps: outcome.steps } : {}),
     finished_at: outcome.at, lease_owner: null, lease_expires_at: null,
   }).where('id', '=', operationId).where('state', '=', 'running').where('lease_owner', '=', owner).executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
+}
+
+/** Keeps the steps done so far, while this worker holds the operation: a client polling it sees them as they happen. */
+export async function saveOperationSteps(db: Kysely<Database>, operationId: string, owner: string, steps: string): Promise<void> {
+  await db.updateTable('operations').set({ steps }).where('id', '=', operationId).where('state', '=', 'running')
+    .where('lease_owner', '=', owner).execute();
 }
 
 /**

@@ -68,3 +68,16 @@ export async function listServersPage(
   if (page.afterId) query = query.where('id', '>', page.afterId);
   return query.orderBy('id').limit(page.limit + 1).execute();
 }
+
+/** One live service (or copy) of the team, with its server's name, for the panel's service page. */
+export async function findTeamService(db: Kysely<Database>, teamId: string, serviceId: string) {
+  return db.selectFrom('erp_services as s').leftJoin('servers as v', 'v.id', 's.server_id')
+    .select(['s.id', 's.name', 's.state', 's.state_reason', 's.revision', 's.parent_id', 's.updated_at', 'v.name as server_name'])
+    .where('s.team_id', '=', teamId).where('s.id', '=', serviceId).where('s.deleted_at', 'is', null).executeTakeFirst();
+}
+
+/** The latest operations on a service, newest first: one range of operations_team_service. */
+export async function latestOperationsOfService(db: Kysely<Database>, teamId: string, serviceId: string, limit: number) {
+  return db.selectFrom('operations').select(['id', 'kind', 'state', 'reason', 'requested_channel', 'created_at', 'finished_at'])
+    .where('team_id', '=', teamId).where('service_id', '=', serviceId).orderBy('id', 'desc').limit(limit).execute();
+}

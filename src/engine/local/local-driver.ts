@@ -42,6 +42,11 @@ function mailPasswordContext(serviceId: string): string {
   return `local-service-mail:${serviceId}`;
 }
 
+/** A local server's directory: the one it was given, else one under the data directory. */
+export function localServerRoot(dataDir: string, server: ServerSpec): string {
+  return resolve(server.rootDir ?? join(dataDir, 'servers', server.id));
+}
+
 export class LocalDriver implements ServiceDriver {
   readonly name = 'local';
   readonly host: string;
@@ -57,7 +62,7 @@ export class LocalDriver implements ServiceDriver {
   }
 
   serverRoot(server: ServerSpec): string {
-    return resolve(server.rootDir ?? join(this.options.dataDir, 'servers', server.id));
+    return localServerRoot(this.options.dataDir, server);
   }
 
   serviceDir(service: ServiceSpec): string {

@@ -1,6 +1,7 @@
-// The only script of the panel: the copy button next to a token value shown once, and the search
-// fields of the token forms. Everything else works without JavaScript (a form's "Find" button
-// sends it back to be shown with the matches).
+// The only script of the panel: the copy button next to a token value shown once, the search
+// fields of the token forms, and the live service page. Everything else works without
+// JavaScript (a form's "Find" button sends it back to be shown with the matches; the service
+// page shows what was true when it was loaded).
 document.querySelectorAll('[data-copy-target]').forEach((button) => {
   button.hidden = false;
   button.addEventListener('click', async () => {
@@ -68,4 +69,51 @@ document.querySelectorAll('[data-choices-search]').forEach((container) => {
     clearTimeout(timer);
     timer = setTimeout(() => { void search(); }, 200);
   });
+});
+
+// A service page refreshes its state, its metrics and its logs every few seconds, without a
+// reload: it asks the panel for what changed, and adds the new log lines as text (never markup).
+const LIVE_EVERY_MS = 3000;
+const LOG_LINES_KEPT = 2000;
+document.querySelectorAll('[data-live-service]').forEach((container) => {
+  const url = container.getAttribute('data-live-url');
+  let cursor = container.getAttribute('data-cursor');
+  const logs = container.querySelector('[data-live="logs"]');
+
+  async function refresh() {
+    if (document.hidden) return;
+    const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : '';
+    const response = await fetch(url + query, { headers: { accept: 'application/json' }, credentials: 'same-origin' });
+    if (!response.ok) return;
+    const live = await response.json();
+    for (const name of ['state', 'revision', 'reason']) {
+      const cell = container.querySelector(`[data-live="${name}"]`);
+      if (cell && live[name] !== null) cell.textContent = String(live[name]);
+    }
+    for (const [label, value] of Object.entries(live.metrics ?? {})) {
+      const cell = container.querySelector(`[data-metric="${label}"]`);
+      if (cell) cell.textContent = value;
+    }
+    if (logs && live.logs) {
+      const atBottom = logs.scrollTop + logs.clientHeight >= logs.scrollHeight - 4;
+      for (const line of live.logs.lines) {
+        const span = document.createElement('span');
+        span.textContent = `${line.container ? `[${line.container}] ` : ''}${line.at ? `${line.at} ` : ''}${line.text}\n`;
+        logs.append(span);
+      }
+      while (logs.childElementCount > LOG_LINES_KEPT) logs.firstElementChild.remove();
+      if (atBottom) logs.scrollTop = logs.scrollHeight;
+      cursor = live.logs.next_cursor;
+    }
+  }
+
+  async function loop() {
+    try {
+      await refresh();
+    } catch {
+      // A missed refresh (the server restarting) is tried again at the next tick.
+    }
+    setTimeout(() => { void loop(); }, LIVE_EVERY_MS);
+  }
+  setTimeout(() => { void loop(); }, LIVE_EVERY_MS);
 });

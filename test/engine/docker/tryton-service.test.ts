@@ -162,6 +162,18 @@ describe.runIf(dockerAvailable)('a Tryton service (app "tryton") on a Docker ser
     expect(Object.fromEntries(published)).toEqual({ database: false, tryton: true });
   }, START_MS + 60_000);
 
+  it('answers its logs from both containers, each line labelled database or tryton, in time order; its metrics add both up', async () => {
+    const logs = (await call('GET', `/api/service-erp/${serviceId}/logs?tail=500`)).body as { lines: { container: string; at: string }[] };
+    expect(new Set(logs.lines.map((line) => line.container))).toEqual(new Set(['database', 'tryton']));
+    const times = logs.lines.map((line) => Date.parse(line.at));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    const metrics = (await call('GET', `/api/service-erp/${serviceId}/metrics`)).body;
+    expect(metrics).toMatchObject({ state: 'running', running: true, restarts: 0 });
+    // PostgreSQL alone holds tens of MB resident; its data directory is tens of MB on disk.
+    expect(metrics.memory_bytes).toBeGreaterThan(20_000_000);
+    expect(metrics.data_bytes).toBeGreaterThan(20_000_000);
+  }, 60_000);
+
   it('stops every container, and starts the same containers again (so no second migration) on the same data at the same url', async () => {
     const before = (await call('GET', `/api/service-erp/${serviceId}`)).body.url;
     const idsOf = async () => (await containersOfServer(api, serverId, 'service')).filter((each) => each.Labels[LABEL.serviceId] === serviceId)

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { defineCapability } from '../../src/core/capability.js';
+import { AppError } from '../../src/core/errors.js';
+import type { LogStart } from '../../src/core/service-observer.js';
+import { LogPageView, LogsInput } from '../schemas.js';
+import { answered, observerOf } from './observer-answers.js';
+
+export default defineCapability({
+  name: 'get_erp_service_logs',
+  title: "Read an ERP service's logs",
+  description: 'The latest lines of the service\'s output (each container\'s on Docker), or those after since; next_cursor reads on. ' +
+    'Logs may hold personal data and reset links.',
+  permission: 'services:logs',
+  target: { kind: 'service', from: 'service_id' },
+  input: z.strictObject(LogsInput),
+  output: LogPageView,
+  http: { method: 'GET', path: '/api/service-erp/{service_id}/logs', status: 200 },
+  hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  errors: ['validation_failed', 'not_found', 'conflict'],
+  run: async (input, { observer }) =>
+    answered(observerOf(observer).logs(input.service_id, { tail: input.tail, start: startOf(input.since) })),
+});
+
+/** A time when it reads as one (it starts with a date), else a cursor (log-cursor.ts checks it). */
+function startOf(since: string | undefined): LogStart {
+  if (since === undefined || since === '') return { kind: 'latest' };
+  if (!/^\d{4}-\d{2}-\d{2}/.test(since)) return { kind: 'cursor', cursor: since };
+  const at = new Date(since);
+  if (Number.isNaN(at.getTime())) {
+    throw new AppError('validation_failed', 'The request has invalid fields: since.', {
+      errors: [{ field: 'since', message: 'since is not a valid ISO 8601 time (such as 2026-11-25T18:30:00Z).' }],
+    });
+  }
+  return { kind: 'time', at };
+}

@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { defineCapability } from '../../src/core/capability.js';
+import { MetricsView, ServiceId, type ServiceState } from '../schemas.js';
+import { answered, observerOf } from './observer-answers.js';
+
+export default defineCapability({
+  name: 'get_erp_service_metrics',
+  title: "Get an ERP service's metrics",
+  description: 'State, uptime, restarts, CPU (percent of one core over the last minute), memory and its limit, and data size on disk.',
+  permission: 'services:read',
+  target: { kind: 'service', from: 'service_id' },
+  input: z.strictObject({ service_id: ServiceId }),
+  output: MetricsView,
+  http: { method: 'GET', path: '/api/service-erp/{service_id}/metrics', status: 200 },
+  hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  errors: ['validation_failed', 'not_found', 'conflict'],
+  run: async (input, { observer, target }) => ({
+    state: (target as { state: z.infer<typeof ServiceState> }).state,
+    ...(await answered(observerOf(observer).metrics(input.service_id))),
+  }),
+});
