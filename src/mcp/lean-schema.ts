@@ -40,23 +40,29 @@ function leanNode(schema: unknown): unknown {
 const MAX_OUTPUT_ENUM = 10;
 
 /**
- * An input schema as tools/list shows it: the zod input's JSON Schema without the patterns of
- * ids (`^svc_[0-9a-z]{20}$`, about 30 bytes each). Ids come from other answers, and a malformed
- * one is refused with a sentence that names the expected form; every other constraint stays.
+ * An input schema as tools/list shows it: the zod input's JSON Schema without what the server
+ * checks anyway and a model never needs to plan a call: the patterns of ids
+ * (`^svc_[0-9a-z]{20}$`, about 30 bytes each: ids come from other answers), the lengths of
+ * strings (names, cursors, times: far beyond what a model sends), and `additionalProperties:
+ * false` (the properties listed are the ones to send). Each is refused with a sentence that says
+ * what was wrong, as before. Enums, numeric bounds, defaults, patterns of values a model writes
+ * itself (a time of day, a date) and `required` stay.
  */
 export function leanInputSchema(schema: JsonSchema): JsonSchema {
-  return withoutIdPatterns(schema) as JsonSchema;
+  return withoutCheckedOnly(schema) as JsonSchema;
 }
 
 const ID_PATTERN = /^\^[a-z]+_\[0-9a-z\]\{20\}\$$/;
+const CHECKED_ONLY = new Set(['maxLength', 'minLength', 'additionalProperties']);
 
-function withoutIdPatterns(schema: unknown): unknown {
+function withoutCheckedOnly(schema: unknown): unknown {
   if (typeof schema !== 'object' || schema === null) return schema;
-  if (Array.isArray(schema)) return schema.map(withoutIdPatterns);
+  if (Array.isArray(schema)) return schema.map(withoutCheckedOnly);
   const node: JsonSchema = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'pattern' && typeof value === 'string' && ID_PATTERN.test(value)) continue;
-    node[key] = key === 'enum' || key === 'default' || key === 'required' ? value : withoutIdPatterns(value);
+    if (CHECKED_ONLY.has(key) && typeof value !== 'object') continue;
+    node[key] = key === 'enum' || key === 'default' || key === 'required' ? value : withoutCheckedOnly(value);
   }
   return node;
 }
@@ -68,5 +74,15 @@ function withoutIdPatterns(schema: unknown): unknown {
  */
 export function summaryOf(schema: JsonSchema, members: readonly string[]): JsonSchema {
   const properties = (schema.properties ?? {}) as JsonSchema;
-  return { ...schema, properties: Object.fromEntries(members.filter((name) => name in properties).map((name) => [name, properties[name]])) };
+  return { ...schema, properties: Object.fromEntries(members.filter((name) => name in properties).map((name) => [name, plainEnum(properties[name])])) };
+}
+
+/**
+ * A summary's enum of strings as its type alone: the vocabulary (an operation's states, a
+ * service's) is declared once, by the tool that reads the whole thing (get_operation,
+ * get_erp_service), instead of again in every write and every list that answers one.
+ */
+function plainEnum(schema: unknown): unknown {
+  const node = schema as JsonSchema;
+  return Array.isArray(node?.enum) && node.enum.every((value) => typeof value === 'string') ? { type: 'string' } : schema;
 }

@@ -7,8 +7,7 @@ export default defineCapability({
   name: 'set_backup_schedule',
   title: 'Set a backup schedule',
   description:
-    'Sets when an ERP service is backed up by itself (kind "scheduled") and how many of those backups are kept: the ' +
-    'newest of each of the last keep_daily days, keep_weekly weeks and keep_monthly months. Manual and safety backups are never pruned by it.',
+    'Sets when an ERP service backs itself up and how many of those backups it keeps per day, week and month. Manual and safety backups are never pruned.',
   permission: 'backups:create',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId, ...BackupScheduleFields }),

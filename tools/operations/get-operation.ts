@@ -6,8 +6,8 @@ import { operationStepsOf, operationView } from '../views.js';
 export default defineCapability({
   name: 'get_operation',
   title: 'Get an operation',
-  description: 'Shows one long action, its state (queued, running, succeeded, or failed with a reason) and its steps. Poll it until it ends. ' +
-    'A token can always get the operations it requested itself; others need services:read.',
+  description: 'Shows one long action: its state (queued, running, succeeded, failed with a reason) and steps. Poll it until it ends. ' +
+    'A token always reads the operations it requested.',
   permission: 'services:read',
   readableByRequester: true,
   target: { kind: 'operation', from: 'operation_id' },

@@ -8,7 +8,7 @@ export default defineCapability({
   name: 'create_server',
   title: 'Create a server',
   description:
-    'Creates a server to host ERP services. The operation\'s server_id is the new server. Send an Idempotency-Key against double creation.',
+    'Creates a server to host ERP services. The operation\'s server_id is the new server.',
   permission: 'servers:write',
   target: { kind: 'team' },
   creates: 'server',

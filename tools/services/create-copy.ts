@@ -8,7 +8,7 @@ export default defineCapability({
   name: 'create_copy',
   title: 'Create a copy of an ERP service',
   description:
-    'Copies an ERP service (a staging duplicate, from a live snapshot) on its server; the copy\'s mail is caught, never sent. The operation\'s service_id is the copy, created stopped.',
+    'Copies an ERP service\'s live data to a staging duplicate on its server, stopped; its mail is caught, never sent. The operation\'s service_id is the copy.',
   permission: 'services:write',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({

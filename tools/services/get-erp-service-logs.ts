@@ -8,8 +8,7 @@ import { answered, observerOf } from './observer-answers.js';
 export default defineCapability({
   name: 'get_erp_service_logs',
   title: "Read an ERP service's logs",
-  description: 'The latest lines of the service\'s output (each container\'s on Docker), or those after since; next_cursor reads on. ' +
-    'Logs may hold personal data and reset links.',
+  description: 'The latest lines of a service\'s output (each container\'s), or those after since. They may hold personal data.',
   permission: 'services:logs',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject(LogsInput),
