@@ -208,8 +208,11 @@ export class AppServiceDriver {
       await this.dropGeneration(api, service, app, staged).catch(() => undefined);
       throw new DriverError(`The backup could not be restored (${reasonOf(error)}), so nothing was changed.`, false, { cause: error });
     }
-    const wasRunning = hooks.ranBefore || (await listAppContainers(api, service.id)).some((container) => container.running);
-    if (wasRunning) await this.stop(service);
+    // Whether it serves (its web container), not whether a container runs: a crashed attempt's
+    // safety backup may have left the database of a stopped service running.
+    const wasRunning = hooks.ranBefore
+      || (await listAppContainers(api, service.id)).some((container) => container.running && container.appService === app.web.service);
+    await this.stop(service);
     try {
       await hooks.beforeSwap({ hasData: true });
     } catch (error) {
