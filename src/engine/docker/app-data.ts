@@ -25,8 +25,6 @@ import type { DockerApi } from './docker-api.js';
 
 /** Where the backup commands run and keep their files (their working directory). */
 const WORK_DIR = '/teaminfra-backup';
-/** Where a helper mounts a volume kept as files. */
-const VOLUME_DIR = '/teaminfra-volume';
 /** The longest a snapshot, verify, restore or neutralize command may run: a large database's takes minutes, not hours. */
 export const APP_COMMAND_TIMEOUT_MS = 30 * 60_000;
 
@@ -42,12 +40,16 @@ export interface AppDataTarget {
 }
 
 /** The parts of an app's data: the database's volumes (dumped by the snapshot command) and the others (kept as files). */
-export function appDataParts(app: AppDefinition): { database: AppContainer | null; manifest: AppArchiveManifest; fileVolumes: { volume: string; container: AppContainer }[] } {
+export function appDataParts(app: AppDefinition): {
+  database: AppContainer | null; manifest: AppArchiveManifest; fileVolumes: { volume: string; container: AppContainer; target: string }[];
+} {
   const database = app.database && app.commands.snapshot ? app.containers.find((each) => each.name === app.database!.service) ?? null : null;
   const databaseVolumes = database ? database.volumes.map((mount) => mount.volume) : [];
-  const fileVolumes = app.volumes.filter((volume) => !databaseVolumes.includes(volume)).map((volume) => ({
-    volume, container: app.containers.find((each) => each.volumes.some((mount) => mount.volume === volume))!,
-  }));
+  const fileVolumes = app.volumes.filter((volume) => !databaseVolumes.includes(volume)).map((volume) => {
+    const container = app.containers.find((each) => each.volumes.some((mount) => mount.volume === volume))!;
+    // Read and written where the app mounts it, so that its top directory keeps the app's owner.
+    return { volume, container, target: container.volumes.find((mount) => mount.volume === volume)!.target.replace(/\/+$/, '') };
+  });
   return { database, fileVolumes, manifest: { format: 1, app: app.name, databaseVolumes, fileVolumes: fileVolumes.map((each) => each.volume) } };
 }
 
@@ -85,13 +87,13 @@ export async function writeAppArchive(target: AppDataTarget, destination: string
       await snapshotDatabase(target, dumped);
       parts.push({ prefix: DATABASE_PART, open: async () => createReadStream(dumped) });
     }
-    for (const { volume, container } of fileVolumes) {
+    for (const { volume, container, target: at } of fileVolumes) {
       const settings = target.settingsOf(container.name);
       const helper = await createHelper(api, {
-        image: container.image, serviceId: settings.serviceId, serverId: settings.serverId, mounts: [{ volume: settings.volumeOf(volume), at: VOLUME_DIR }],
+        image: container.image, serviceId: settings.serviceId, serverId: settings.serverId, mounts: [{ volume: settings.volumeOf(volume), at }],
       });
       helpers.push(helper);
-      parts.push({ prefix: volumePart(volume), open: () => api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: VOLUME_DIR } }) });
+      parts.push({ prefix: volumePart(volume), open: () => api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: at } }) });
     }
     return await packArchive(appArchiveTar({ ...manifest, images: await imageIdsOf(api, target.app) }, parts), destination);
   } finally {
@@ -134,14 +136,15 @@ export async function loadAppArchive(
 ): Promise<void> {
   const { api, app } = target;
   const { database, fileVolumes } = appDataParts(app);
-  for (const { volume, container } of fileVolumes) {
+  for (const { volume, container, target: at } of fileVolumes) {
     const settings = target.settingsOf(container.name);
     const helper = await createHelper(api, {
-      image: container.image, serviceId: settings.serviceId, serverId: settings.serverId, mounts: [{ volume: settings.volumeOf(volume), at: VOLUME_DIR }],
+      image: container.image, serviceId: settings.serviceId, serverId: settings.serverId, mounts: [{ volume: settings.volumeOf(volume), at }],
     });
-    const tar = archivePart(unpackedTar(archive.file, archive.compression), volumePart(volume), '');
+    // Its top directory too (the volume itself), with the owner it had.
+    const tar = archivePart(unpackedTar(archive.file, archive.compression), volumePart(volume), `${at.slice(1)}/`);
     try {
-      await api.upload('PUT', `/containers/${helper.id}/archive`, tar, 'application/x-tar', { query: { path: VOLUME_DIR } });
+      await api.upload('PUT', `/containers/${helper.id}/archive`, tar, 'application/x-tar', { query: { path: '/' } });
     } catch (error) {
       tar.destroy();
       throw new DriverError(`The files of the volume ${volume} could not be written (${(error as Error).message}).`, false, { cause: error });
