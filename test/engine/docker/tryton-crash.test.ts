@@ -11,9 +11,9 @@ import { openDatabase, type SqliteDb } from '../../../src/db/connect.js';
 import { buildAppImages } from '../../../src/engine/apps/images/build-app-images.js';
 import { admin, startServe, type ServeProcess } from '../../support/cli.js';
 import { tempDataDir } from '../../support/fixtures.js';
-import { send, waitForOperation } from '../support/engine-http.js';
+import { send } from '../support/engine-http.js';
 import { containersOfServer, dockerAvailable, networksOfServer, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi, volumesOfServer } from './support/docker-engine.js';
-import { createParty, partyNames, rpc, tryton, TRYTON_START_MS, trytonSession } from './support/tryton-app.js';
+import { createParty, partyNames, rpc, tryton, TRYTON_START_MS, trytonSession, waitForLongOperation } from './support/tryton-app.js';
 
 const SERVE_ENV = { TEAMINFRA_START_TIMEOUT_MS: '20000' };
 
@@ -35,7 +35,7 @@ describe.runIf(dockerAvailable)('teaminfra serve killed in the middle of a backu
   const actAndWait = async (method: string, path: string, timeoutMs: number, body?: object) => {
     const accepted = await send(baseUrl(), method, path, token, body);
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
-    return waitForOperation(baseUrl(), token, accepted.body.id, timeoutMs);
+    return waitForLongOperation(baseUrl(), token, accepted.body.id, timeoutMs);
   };
   const partiesOf = async (id: string) => {
     const url = (await send(baseUrl(), 'GET', `/api/service-erp/${id}`, token)).body.url as string;
@@ -81,7 +81,7 @@ describe.runIf(dockerAvailable)('teaminfra serve killed in the middle of a backu
   /** serve again: the operation ends, with a reason if it failed; nothing of the service is left queued or running, nor any one-off container. */
   async function expectRecovered(operationId: string, ids: string[]) {
     serve = await startServe(dataDir, [], SERVE_ENV);
-    const operation = await waitForOperation(baseUrl(), token, operationId, TRYTON_START_MS);
+    const operation = await waitForLongOperation(baseUrl(), token, operationId, TRYTON_START_MS);
     if (operation.state === 'failed') expect(operation.reason).toMatch(/\w{10,}/);
     for (const id of ids) {
       const unfinished = db.sqlite.prepare("SELECT count(*) AS count FROM operations WHERE service_id = ? AND state IN ('queued', 'running')").get(id) as { count: number };

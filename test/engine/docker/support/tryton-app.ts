@@ -1,6 +1,7 @@
 // What the Tryton suites share: JSON-RPC at a service's url as a team would speak it (login,
 // then `Authorization: Session ...`), and the entries of a backup archive read back from its bytes.
 import { writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pipeline } from 'node:stream/promises';
 import { extract as tarExtract } from 'tar-stream';
 import { bundledApp } from '../../../../src/engine/apps/bundled-apps.js';
@@ -63,4 +64,17 @@ export async function archiveEntries(bytes: Buffer, file: string, keep: (name: s
   });
   await pipeline(decompressedFile(file, 'zstd'), extract as unknown as NodeJS.WritableStream);
   return entries;
+}
+
+/** Polls GET /api/operations/{id} twice a second until the operation has ended: a Tryton start is long, and `serve` limits a token's rate. */
+export async function waitForLongOperation(baseUrl: string, token: string, operationId: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await fetch(`${baseUrl}/api/operations/${operationId}`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
+    const body = (await response.json()) as { state: string } & Record<string, any>;
+    if (response.status !== 200) throw new Error(`GET /api/operations/${operationId} answered ${response.status}: ${JSON.stringify(body)}`);
+    if (body.state === 'succeeded' || body.state === 'failed') return body;
+    if (Date.now() > deadline) throw new Error(`operation ${operationId} still ${body.state} after ${timeoutMs} ms`);
+    await sleep(500);
+  }
 }
