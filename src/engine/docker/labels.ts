@@ -7,7 +7,7 @@ export const LABEL = {
   serverId: 'io.teaminfra.server-id',
   revision: 'io.teaminfra.revision',
   role: 'io.teaminfra.role',
-  /** On a service container: the data volume it mounts. */
+  /** On a service container: the data volume it mounts (on an app's containers: dataVolumeName of the generation of volumes they mount). */
   volume: 'io.teaminfra.volume',
   /** On a helper container: the control-plane process that made it (host/pid/nonce), to tell one a crash left behind. */
   madeBy: 'io.teaminfra.made-by',
