@@ -9,7 +9,7 @@ import type { AppCommand, AppContainer } from '../apps/app-definition.js';
 import type { ContainerLimits } from './container-limits.js';
 import type { DockerApi } from './docker-api.js';
 import { lastOutput, runHelper } from './containers.js';
-import { LABEL, labelFilter, labelsOf } from './labels.js';
+import { dataVolumeName, generationOf, LABEL, labelFilter, labelsOf } from './labels.js';
 import { newLeaseOwner } from '../lease-owner.js';
 
 /** Names this process on the one-off containers it makes, as containers.ts does for helpers. */
@@ -22,6 +22,8 @@ export interface AppContainerSummary {
   revision: number;
   /** Its Compose service name. */
   appService: string;
+  /** The generation of the service's volumes it mounts (0 until a restore; containers made before generations carry none). */
+  generation: number;
   port: number | null;
 }
 
@@ -37,6 +39,7 @@ export async function listAppContainers(api: DockerApi, serviceId: string): Prom
   return listed.map((container) => ({
     id: container.Id, name: (container.Names[0] ?? '').replace(/^\//, ''), running: container.State === 'running',
     revision: Number(container.Labels[LABEL.revision] ?? 0), appService: container.Labels[LABEL.appService] ?? '',
+    generation: generationOf(container.Labels[LABEL.volume] ?? ''),
     port: container.Ports.find((port) => port.PublicPort !== undefined)?.PublicPort ?? null,
   }));
 }
@@ -71,6 +74,14 @@ export interface NewAppContainer {
   limits: ContainerLimits;
   /** For the web container: its port published on bindAddress:hostPort. */
   publish?: { containerPort: number; bindAddress: string; hostPort: number };
+  /** The generation of the volumes volumeOf names, as a label (listAppContainers' `generation`). */
+  generation?: number;
+  /**
+   * A short-lived container of the service (a restore's staged database): labelled a helper made
+   * by this process, so that a crash's leftover is removed (removeAbandonedHelpers) and no list
+   * of the service's own containers ever sees it.
+   */
+  oneOff?: boolean;
 }
 
 function hostConfigOf(spec: Pick<NewAppContainer, 'container' | 'network' | 'volumeOf'>, extraMounts: { volume: string; target: string }[] = []) {
@@ -95,7 +106,10 @@ export async function createAppContainer(api: DockerApi, spec: NewAppContainer):
       Image: container.image, Env: spec.env,
       ...(container.command ? { Cmd: container.command } : {}),
       ...(container.user ? { User: container.user } : {}),
-      Labels: labelsOf({ serviceId: spec.serviceId, serverId: spec.serverId, revision: spec.revision, role: 'service', appService: container.name }),
+      Labels: labelsOf({
+        serviceId: spec.serviceId, serverId: spec.serverId, revision: spec.revision, appService: container.name,
+        volume: dataVolumeName(spec.serviceId, spec.generation ?? 0), ...(spec.oneOff ? { role: 'helper', madeBy: THIS_PROCESS } : { role: 'service' }),
+      }),
       ...(portKey ? { ExposedPorts: { [portKey]: {} } } : {}),
       ...(container.healthcheck ? {
         Healthcheck: {
@@ -144,19 +158,31 @@ export async function waitEngineHealthy(api: DockerApi, id: string, what: string
  */
 export async function runAppCommand(
   api: DockerApi,
-  spec: Pick<NewAppContainer, 'serviceId' | 'serverId' | 'container' | 'network' | 'volumeOf' | 'env'> & { command: AppCommand; what: string; timeoutMs: number },
+  spec: Pick<NewAppContainer, 'serviceId' | 'serverId' | 'container' | 'network' | 'volumeOf' | 'env'> & {
+    command: AppCommand; what: string; timeoutMs: number;
+    /**
+     * The backup commands' working directory (snapshot, verify, restore name their files
+     * relative to it): `prepare` puts files into the created container before it starts, and
+     * `collect` reads them from the exited one, before it is removed.
+     */
+    workDir?: { path: string; prepare(containerId: string): Promise<unknown>; collect?(containerId: string): Promise<unknown> };
+  },
 ): Promise<{ exitCode: number; output: string }> {
   const created = await api.json<{ Id: string }>('POST', '/containers/create', {
     body: {
       // As `docker compose run SERVICE CMD...`: the command replaces the image's CMD, not its entrypoint.
       Image: spec.container.image, Env: spec.env, Cmd: spec.command.command,
       ...((spec.command.user ?? spec.container.user) ? { User: spec.command.user ?? spec.container.user } : {}),
+      ...(spec.workDir ? { WorkingDir: spec.workDir.path } : {}),
       Labels: labelsOf({ serviceId: spec.serviceId, serverId: spec.serverId, role: 'helper', madeBy: THIS_PROCESS }),
       HostConfig: hostConfigOf(spec),
     },
   });
   try {
-    return await runHelper(api, created.Id, spec.timeoutMs, spec.what);
+    await spec.workDir?.prepare(created.Id);
+    const ran = await runHelper(api, created.Id, spec.timeoutMs, spec.what);
+    if (ran.exitCode === 0) await spec.workDir?.collect?.(created.Id);
+    return ran;
   } finally {
     await api.json('DELETE', `/containers/${created.Id}`, { query: { force: 1 }, accept: [404] });
   }

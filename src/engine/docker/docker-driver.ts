@@ -155,7 +155,7 @@ export class DockerDriver implements ServiceDriver {
   }
 
   async backup(service: ServiceSpec, destination: string): Promise<BackupFile> {
-    if (runsAnApp(service)) throw this.apps.notSupported(service, 'Backups');
+    if (runsAnApp(service)) return this.apps.backup(service, destination);
     const { api } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
     const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
@@ -172,7 +172,7 @@ export class DockerDriver implements ServiceDriver {
   }
 
   async copy(source: ServiceSpec, copy: ServiceSpec): Promise<void> {
-    if (runsAnApp(source)) throw this.apps.notSupported(source, 'Copies');
+    if (runsAnApp(source)) return this.apps.copy(source, copy);
     const { api } = this.options.engines.engineOf(copy.server);
     const contract = await this.options.engines.contractOf(copy.server);
     const { volume: sourceVolume } = await readDockerState(this.options.db, this.options.secrets, source.id);
@@ -187,7 +187,7 @@ export class DockerDriver implements ServiceDriver {
   }
 
   async restore(service: ServiceSpec, backup: { path: string; sha256: string }, hooks: RestoreHooks): Promise<RunningService | null> {
-    if (runsAnApp(service)) throw this.apps.notSupported(service, 'Restores');
+    if (runsAnApp(service)) return this.apps.restore(service, backup, hooks);
     const { api } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
     const { volume: current } = await readDockerState(this.options.db, this.options.secrets, service.id);

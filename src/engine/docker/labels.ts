@@ -7,12 +7,18 @@ export const LABEL = {
   serverId: 'io.teaminfra.server-id',
   revision: 'io.teaminfra.revision',
   role: 'io.teaminfra.role',
-  /** On a service container: the data volume it mounts. */
+  /** On a service container: the data volume it mounts (on an app's containers: dataVolumeName of the generation of volumes they mount). */
   volume: 'io.teaminfra.volume',
   /** On a helper container: the control-plane process that made it (host/pid/nonce), to tell one a crash left behind. */
   madeBy: 'io.teaminfra.made-by',
   /** On a container of an app's service: its Compose service name (database, tryton). */
   appService: 'io.teaminfra.app-service',
+  /**
+   * On the volumes of an app's service that a restore or copy filled: the image (engine id) of
+   * the definition's migrate step whose schema the data already has, so that its first start
+   * skips a migration that would change nothing.
+   */
+  schemaOf: 'io.teaminfra.schema-of',
 } as const;
 
 export type Role = 'service' | 'helper' | 'data' | 'backups' | 'network';
@@ -54,12 +60,16 @@ export function appNetworkName(serviceId: string): string {
   return `teaminfra-net-${serviceId}`;
 }
 
-/** The engine volume of one volume of an app definition, for one service. */
-export function appVolumeName(serviceId: string, volume: string): string {
-  return `teaminfra-data-${serviceId}-${volume}`;
+/**
+ * The engine volume of one volume of an app definition, for one service. A restore writes the
+ * next generation of every volume beside the current one, and the swap names it in one row
+ * (docker_services.volume, read with generationOf).
+ */
+export function appVolumeName(serviceId: string, volume: string, generation = 0): string {
+  return `teaminfra-data-${serviceId}-${volume}${generation === 0 ? '' : `-g${generation}`}`;
 }
 
-/** One container of an app's service, per revision: a create repeated after a crash finds it (409) and adopts it. */
-export function appContainerName(serviceId: string, revision: number, appService: string): string {
-  return `teaminfra-${serviceId}-r${revision}-${appService}`;
+/** One container of an app's service, per revision and data generation: a create repeated after a crash finds it (409) and adopts it. */
+export function appContainerName(serviceId: string, revision: number, appService: string, generation = 0): string {
+  return `teaminfra-${serviceId}-r${revision}${generation === 0 ? '' : `-g${generation}`}-${appService}`;
 }

@@ -11,7 +11,6 @@ import { findReachableService } from '../../db/repositories/services.js';
 import { changeServiceState } from '../state-changes.js';
 import { enqueue, type RequestContext } from './enqueue.js';
 import { refuseIfBusy } from './service-actions.js';
-import { refuseIfAppCannot } from './app-limits.js';
 
 /** What a restore operation was queued with (operations.parameters). */
 export interface RestoreParameters {
@@ -28,7 +27,6 @@ export async function requestBackup(context: RequestContext, capability: string,
       .where('id', '=', input.service_id).where('team_id', '=', context.reach.teamId).where('deleted_at', 'is', null)
       .executeTakeFirst();
     if (!service) throw notFound('ERP service');
-    await refuseIfAppCannot(trx, service.id, 'Backups');
     await refuseIfBusy(trx, service.id, service.parent_id);
     const backupId = newId('bak');
     return {
@@ -52,7 +50,6 @@ export async function requestRestore(
       throw new AppError('conflict', `Backup ${backup.id} is ${backup.state}: only a completed backup can be restored.`);
     }
     const target = await restoreTarget(trx, context, backup.service_id, input.target_service_id ?? backup.service_id);
-    await refuseIfAppCannot(trx, target.id, 'Restores');
     await refuseIfBusy(trx, target.id, target.parent_id);
     await changeServiceState(trx, target.id, { state: 'restoring' }, { kind: 'restore', operationId }, at);
     const parameters: RestoreParameters = {

@@ -6,7 +6,6 @@ import { AppError, notFound } from '../../core/errors.js';
 import type { Database } from '../../db/tables.js';
 import { findInFlightOperation, type OperationRow } from '../../db/repositories/operations.js';
 import { insertService } from '../../db/repositories/services.js';
-import { refuseIfAppCannot } from './app-limits.js';
 import { enqueue, operationInFlight, type RequestContext } from './enqueue.js';
 
 /** While one of these runs on the source, its data is missing, changing wholesale, or going away. */
@@ -16,11 +15,10 @@ export async function requestCopy(
   context: RequestContext, capability: string, input: { service_id: string; name?: string | undefined },
 ): Promise<OperationRow> {
   return enqueue(context, capability, input, async (trx) => {
-    const source = await trx.selectFrom('erp_services').select(['id', 'name', 'server_id', 'parent_id'])
+    const source = await trx.selectFrom('erp_services').select(['id', 'name', 'server_id', 'parent_id', 'app'])
       .where('id', '=', input.service_id).where('team_id', '=', context.reach.teamId).where('deleted_at', 'is', null)
       .executeTakeFirst();
     if (!source) throw notFound('ERP service');
-    await refuseIfAppCannot(trx, source.id, 'Copies');
     const busy = await findInFlightOperation(trx, { serviceId: source.id });
     if (busy && SOURCE_UNSETTLED.has(busy.kind)) throw operationInFlight(`ERP service ${source.id}`, busy);
     // A copy of a copy is another copy of the same service (with the copied copy's data): copies
@@ -31,6 +29,8 @@ export async function requestCopy(
     await refuseIfServerFull(trx, source.server_id);
     const copyId = await insertService(trx, {
       teamId: context.reach.teamId, serverId: source.server_id, name: input.name ?? `${source.name} (copy)`, parentId, state: 'provisioning',
+      // The copy runs the app its data is of.
+      app: source.app,
     });
     // Fixed now, so that a resumed operation copies from the same service.
     return { kind: 'copy', serviceId: copyId, serverId: source.server_id, parameters: { source_id: source.id } };
