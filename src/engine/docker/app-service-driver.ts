@@ -3,11 +3,17 @@
 // demo. One labelled bridge network per service, one volume per definition volume, the
 // definition's secrets generated at create and sealed (service-secrets.ts), the containers
 // started in the definition's order (each one with a healthcheck waited for), the migrate
-// command before the web container of a new revision first starts, and the web container
-// published on the service's port: its address is the service's url.
+// command before the web container of a new revision first starts, and the service's front
+// (service-front.ts) published on the service's port: its address is the service's url, and
+// it forwards to the web container of the revision that is current.
 //
-// Not yet: backup, restore, copy and redeploy of such a service. They fail at once with a
-// sentence (`notSupported`) rather than treat the app's data as the demo's one volume.
+// A redeploy runs the definition as it is now (an operator's `admin add-app --replace` with a
+// new image tag is what gives a service a new image): the migrate command of the new image
+// with the definition's migrate deadline, then the new web container beside the one serving,
+// and the front switched once it answers. The other containers (the database) keep running.
+//
+// Not yet: backup, restore and copy of such a service. They fail at once with a sentence
+// (`notSupported`) rather than treat the app's data as the demo's one volume.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
@@ -23,8 +29,9 @@ import {
 import { containerLimitsOf } from './container-limits.js';
 import {
   answersHealth, containerPid, ensureVolume, keepRunning, listServiceContainers, listVolumes, removeContainer, removeVolume,
-  startContainer, startPublished, stopContainer, waitHealthy,
+  startContainer, startOnEnginePort, stopContainer, waitHealthy,
 } from './containers.js';
+import { ensureFront, findFront, frontStatus, removeFront, stopFront, switchFront } from './service-front.js';
 import type { DockerApi } from './docker-api.js';
 import { publishedHost } from './engine-address.js';
 import type { EngineRegistry } from './engine-registry.js';
@@ -70,7 +77,10 @@ export class AppServiceDriver {
     const app = await this.appOf(service);
     const { api, address } = this.options.engines.engineOf(service.server);
     const host = publishedHost(address);
-    const running = (await listAppContainers(api, service.id)).filter((container) => container.running);
+    const containers = await listAppContainers(api, service.id);
+    if (await findFront(api, service.id)) return frontStatus(api, service.id, host, app.web.healthPath, containers);
+    // A service started before fronts existed: its web container is published on the service's port itself.
+    const running = containers.filter((container) => container.running);
     const web = running.filter((container) => container.appService === app.web.service).sort((a, b) => b.revision - a.revision);
     for (const container of web) {
       if (container.port !== null && await answersHealth(host, container.port, app.web.healthPath, service.id)) {
@@ -84,28 +94,54 @@ export class AppServiceDriver {
 
   async start(service: ServiceSpec, hooks: StartHooks): Promise<RunningService> {
     const app = await this.appOf(service);
-    const { api, address } = this.options.engines.engineOf(service.server);
-    const host = publishedHost(address);
+    const { api } = this.options.engines.engineOf(service.server);
     await this.ensureNetworkAndVolumes(api, service, app);
+    await this.retireUnfronted(api, service, app);
     const before = await listAppContainers(api, service.id);
-    // Another revision's containers (a crash's leftovers) go first: they hold the same volumes.
-    for (const stale of before.filter((container) => container.revision !== service.revision)) await removeContainer(api, stale.id);
-    const mine = before.filter((container) => container.revision === service.revision);
-    const values = await this.valuesOf(service, host, service.port);
-    let result: RunningService | undefined;
-    for (const container of app.containers) {
-      if (container.name === app.web.service) {
-        const existing = mine.find((each) => each.appService === container.name);
-        // Before the web container of this revision first exists: the database is made, or upgraded by a new image.
-        if (!existing && app.commands.migrate) await this.migrate(api, service, app, values);
-        result = await this.startWeb(api, service, app, container, existing, hooks, host);
-      } else {
-        await this.startSupporting(api, service, app, container, mine.find((each) => each.appService === container.name), values);
-      }
+    // Another revision's web container (a crash's leftovers) goes first: after a start, this revision serves.
+    for (const stale of before.filter((container) => container.appService === app.web.service && container.revision !== service.revision)) {
+      await removeContainer(api, stale.id);
     }
-    if (!result) throw new DriverError(`The app ${app.name} has no web container named ${app.web.service}.`);
-    for (const container of await listAppContainers(api, service.id)) await keepRunning(api, container.id);
-    return result;
+    try {
+      const { running } = await this.runRevision(api, service, app, before, hooks);
+      return running;
+    } catch (error) {
+      if (error instanceof MigrateFailed) throw new DriverError(`${error.reason}, so the service was not started.`, false, { cause: error });
+      throw error;
+    }
+  }
+
+  /**
+   * Runs `revision` from the definition as it is now: the database kept as it runs, the migrate
+   * command of the new image with the definition's own deadline, the new web container beside
+   * the one serving, and the front switched to it once it answers. Any failure before the
+   * switch leaves the revision before serving, untouched, and says so.
+   */
+  async redeploy(service: ServiceSpec, revision: number, hooks: StartHooks): Promise<RunningService> {
+    const app = await this.appOf(service);
+    const { api } = this.options.engines.engineOf(service.server);
+    await this.ensureNetworkAndVolumes(api, service, app);
+    await this.retireUnfronted(api, service, app);
+    const before = await listAppContainers(api, service.id);
+    const webOf = (container: AppContainerSummary) => container.appService === app.web.service;
+    const serving = before.filter((container) => webOf(container) && container.running && container.revision !== revision)
+      .sort((a, b) => b.revision - a.revision);
+    let started: { containerId: string; running: RunningService };
+    try {
+      started = await this.runRevision(api, { ...service, revision }, app, before, hooks);
+    } catch (error) {
+      const failed = (await listAppContainers(api, service.id)).filter((container) => webOf(container) && container.revision === revision);
+      for (const container of failed) await removeContainer(api, container.id);
+      if (serving.length === 0) {
+        if (error instanceof MigrateFailed) throw new DriverError(`${error.reason}, so the service was not started.`, false, { cause: error });
+        throw error;
+      }
+      throw new DriverError(`Revision ${revision} did not start (${reasonOf(error)}), so revision ${serving[0]!.revision} keeps serving.`,
+        false, { cause: error });
+    }
+    const others = (await listAppContainers(api, service.id)).filter((container) => webOf(container) && container.id !== started.containerId);
+    for (const container of others) await removeContainer(api, container.id);
+    return started.running;
   }
 
   /** Every container, the web one first, so that nobody is served while its database goes away. */
@@ -113,6 +149,7 @@ export class AppServiceDriver {
     const app = await this.appOf(service).catch(() => null);
     const { api } = this.options.engines.engineOf(service.server);
     const order = app ? [...app.containers].reverse().map((container) => container.name) : [];
+    await stopFront(api, service.id, this.options.stopGraceMs);
     const containers = (await listAppContainers(api, service.id)).filter((container) => container.running)
       .sort((a, b) => order.indexOf(a.appService) - order.indexOf(b.appService));
     for (const container of containers) await stopContainer(api, container.id, this.options.stopGraceMs);
@@ -121,6 +158,7 @@ export class AppServiceDriver {
   /** Everything of the service on its engine (containers, one-off containers, volumes, network) and its secrets. Idempotent. */
   async destroy(service: ServiceSpec): Promise<void> {
     const { api } = this.options.engines.engineOf(service.server);
+    await removeFront(api, service.id);
     for (const container of await listAppContainers(api, service.id)) await removeContainer(api, container.id);
     for (const helper of await listServiceContainers(api, service.id, 'helper')) await removeContainer(api, helper.id);
     for (const volume of await listVolumes(api, { [LABEL.serviceId]: service.id, [LABEL.role]: 'data' })) await removeVolume(api, volume);
@@ -173,6 +211,57 @@ export class AppServiceDriver {
     };
   }
 
+  /**
+   * Every container of the definition in its order, for `service.revision`: the front on the
+   * service's port, each other container (the database) adopted whatever revision made it, and
+   * the web container of this revision (made after the migrate command when it does not exist
+   * yet), healthy, and the one the front forwards to.
+   */
+  private async runRevision(
+    api: DockerApi, service: ServiceSpec, app: AppDefinition, before: AppContainerSummary[], hooks: StartHooks,
+  ): Promise<{ containerId: string; running: RunningService }> {
+    const { address } = this.options.engines.engineOf(service.server);
+    const host = publishedHost(address);
+    const front = await ensureFront(api, {
+      serviceId: service.id, serverId: service.server.id, image: await this.options.engines.frontImageOf(service.server),
+      port: service.port, targetPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '',
+      choosePort: async () => choosePort(address, await this.options.takenPorts()), portAssigned: (port) => hooks.portAssigned(port),
+    });
+    // Rendered with the port people use, for links the app writes in its emails.
+    const values = await this.valuesOf(service, host, front.port);
+    let result: { containerId: string; running: RunningService } | undefined;
+    for (const container of app.containers) {
+      if (container.name === app.web.service) {
+        const existing = before.find((each) => each.appService === container.name && each.revision === service.revision);
+        result = await this.startWeb(api, service, app, container, existing, hooks, host, values, front);
+      } else {
+        await this.startSupporting(api, service, app, container, await this.adopted(api, before, container.name), values);
+      }
+    }
+    if (!result) throw new DriverError(`The app ${app.name} has no web container named ${app.web.service}.`);
+    for (const container of await listAppContainers(api, service.id)) if (container.running) await keepRunning(api, container.id);
+    return result;
+  }
+
+  /**
+   * The container of a supporting service (the database) to keep: the running one, else the
+   * newest. Any other goes: two database servers must never open the same volume.
+   */
+  private async adopted(api: DockerApi, before: AppContainerSummary[], appService: string): Promise<AppContainerSummary | undefined> {
+    const candidates = before.filter((each) => each.appService === appService)
+      .sort((a, b) => Number(b.running) - Number(a.running) || b.revision - a.revision);
+    for (const extra of candidates.slice(1)) await removeContainer(api, extra.id);
+    return candidates[0];
+  }
+
+  /** A service last started before fronts existed: its web container holds the service's port, which the front needs. */
+  private async retireUnfronted(api: DockerApi, service: ServiceSpec, app: AppDefinition): Promise<void> {
+    if (await findFront(api, service.id)) return;
+    for (const container of await listAppContainers(api, service.id)) {
+      if (container.appService === app.web.service) await removeContainer(api, container.id);
+    }
+  }
+
   /** A container other than the web one (the database): running, and healthy when it has a healthcheck. */
   private async startSupporting(
     api: DockerApi, service: ServiceSpec, app: AppDefinition, container: AppContainer, existing: AppContainerSummary | undefined,
@@ -183,37 +272,58 @@ export class AppServiceDriver {
     if (container.healthcheck) await waitEngineHealthy(api, id, container.name, app.deadlines.startMs);
   }
 
+  /** The definition's migrate command, in a one-off container of the revision's image, within the migrate deadline (not the start's). */
   private async migrate(api: DockerApi, service: ServiceSpec, app: AppDefinition, values: Record<string, string>): Promise<void> {
     const command = app.commands.migrate!;
     const container = app.containers.find((each) => each.name === command.service)!;
     const { exitCode, output } = await runAppCommand(api, {
       ...this.shared(service, container, values), command, what: `The app's migrate command`, timeoutMs: app.deadlines.migrateMs,
+    }).catch((error: unknown) => {
+      throw error instanceof DriverError ? new MigrateFailed(error.reason.replace(/\.$/, ''), false, { cause: error }) : error;
     });
-    if (exitCode !== 0) throw new DriverError(`The app's migrate command failed (exit code ${exitCode})${output}, so the service was not started.`);
+    if (exitCode !== 0) throw new MigrateFailed(`The app's migrate command failed (exit code ${exitCode})${output}`);
   }
 
-  /** The web container published on the service's port (kept across starts), answering its health path. */
+  /**
+   * The web container of this revision, running and healthy on a port the engine picks, then the
+   * one the front forwards to, and answering through the front. The migrate command runs first
+   * when the container does not exist yet (a new revision, or a first start).
+   */
   private async startWeb(
     api: DockerApi, service: ServiceSpec, app: AppDefinition, container: AppContainer, existing: AppContainerSummary | undefined,
-    hooks: StartHooks, host: string,
-  ): Promise<RunningService> {
+    hooks: StartHooks, host: string, values: Record<string, string>, front: { id: string; port: number },
+  ): Promise<{ containerId: string; running: RunningService }> {
     const { address } = this.options.engines.engineOf(service.server);
-    const { id, published } = await startPublished(api, {
-      existingId: existing?.id, port: existing?.port ?? service.port, containerPort: app.web.port,
-      choosePort: async () => choosePort(address, await this.options.takenPorts()), portAssigned: (port) => hooks.portAssigned(port),
-      create: async (port) => createAppContainer(api, {
-        // Rendered with the port people will use, for links the app writes in its emails.
-        ...this.shared(service, container, await this.valuesOf(service, host, port)), name: appContainerName(service.id, service.revision, container.name),
-        publish: { containerPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', hostPort: port },
-      }),
-    });
-    await hooks.spawned((await containerPid(api, id)).pid);
-    try {
-      const pid = await waitHealthy(api, id, { host, port: published, path: app.web.healthPath, serviceId: service.id }, app.deadlines.startMs);
-      return { pid, port: published, revision: service.revision, publishedHost: host };
-    } catch (error) {
-      await stopContainer(api, id, this.options.stopGraceMs).catch(() => undefined);
-      throw error;
+    const target = (port: number) => ({ host, port, path: app.web.healthPath, serviceId: service.id });
+    let id = existing?.id;
+    let pid: number | null = null;
+    if (existing?.running && existing.port !== null) {
+      pid = await waitHealthy(api, existing.id, target(existing.port), app.deadlines.startMs).catch(() => null);
     }
+    if (pid === null) {
+      if (id === undefined && app.commands.migrate) await this.migrate(api, service, app, values);
+      id ??= await createAppContainer(api, {
+        ...this.shared(service, container, values), name: appContainerName(service.id, service.revision, container.name),
+        publish: { containerPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', hostPort: null },
+      });
+      const published = await startOnEnginePort(api, id, app.web.port);
+      await hooks.spawned((await containerPid(api, id)).pid);
+      try {
+        pid = await waitHealthy(api, id, target(published), app.deadlines.startMs);
+      } catch (error) {
+        await stopContainer(api, id, this.options.stopGraceMs).catch(() => undefined);
+        throw error;
+      }
+    }
+    await switchFront(api, service.id, id as string);
+    await waitHealthy(api, front.id, target(front.port), app.deadlines.startMs);
+    return { containerId: id as string, running: { pid, port: front.port, revision: service.revision, publishedHost: host } };
   }
+}
+
+/** A migrate command that failed or ran out of time: its reason, which the caller ends with what became of the service. */
+class MigrateFailed extends DriverError {}
+
+function reasonOf(error: unknown): string {
+  return (error instanceof DriverError ? error.reason : error instanceof Error && 'reason' in error ? String(error.reason) : 'an internal error').replace(/\.$/, '');
 }

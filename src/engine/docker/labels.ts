@@ -15,7 +15,8 @@ export const LABEL = {
   appService: 'io.teaminfra.app-service',
 } as const;
 
-export type Role = 'service' | 'helper' | 'data' | 'backups' | 'network';
+/** `front`: the container published on the service's port that forwards to its current revision (service-front.ts). */
+export type Role = 'service' | 'helper' | 'data' | 'backups' | 'network' | 'front';
 
 export function labelsOf(
   values: { serviceId?: string; serverId: string; revision?: number; role: Role; volume?: string; madeBy?: string; appService?: string },
@@ -62,4 +63,14 @@ export function appVolumeName(serviceId: string, volume: string): string {
 /** One container of an app's service, per revision: a create repeated after a crash finds it (409) and adopts it. */
 export function appContainerName(serviceId: string, revision: number, appService: string): string {
   return `teaminfra-${serviceId}-r${revision}-${appService}`;
+}
+
+/** The front of a service (service-front.ts): one per service, across revisions. */
+export function frontContainerName(serviceId: string): string {
+  return `teaminfra-${serviceId}-front`;
+}
+
+/** The network on which the front reaches the current revision's web container, by the alias `current`. */
+export function frontNetworkName(serviceId: string): string {
+  return `teaminfra-front-${serviceId}`;
 }

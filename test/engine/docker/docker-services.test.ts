@@ -145,10 +145,14 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     expect((await service(serviceId)).url).toBe(running.url);
   });
 
-  it('redeploy serves the next revision from a new container and removes the old one', async () => {
+  it('redeploy serves the next revision from a new container at the same url, through the service\'s front, and removes the old one', async () => {
+    const before = await service(serviceId);
     expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/redeploy`)).toMatchObject({ state: 'succeeded' });
     const after = await service(serviceId);
-    expect(after).toMatchObject({ state: 'running', revision: 2 });
+    expect(after).toMatchObject({ state: 'running', revision: 2, url: before.url });
+    // The url's port is the front's, not the revision's: the front forwards to the current revision.
+    const front = await api.json<{ HostConfig: { PortBindings: Record<string, { HostPort: string }[]> } }>('GET', `/containers/teaminfra-${serviceId}-front/json`);
+    expect(front.HostConfig.PortBindings['8080/tcp']?.[0]?.HostPort).toBe(String(portOf(after.url)));
     expect((await fetchText(after.url)).text).toContain('data-revision="2"');
     const containers = (await containersOfServer(api, serverId, 'service')).filter((c) => c.Labels['io.teaminfra.service-id'] === serviceId);
     expect(containers.map((c) => c.Labels['io.teaminfra.revision'])).toEqual(['2']);
