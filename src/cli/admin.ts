@@ -19,6 +19,7 @@ import { secureDataDir } from './secure-data-dir.js';
 import { UsageError } from './usage.js';
 import { createDockerServer, DOCKER_COMMANDS } from './docker-commands.js';
 import { APP_COMMANDS } from './app-commands.js';
+import { MAIL_COMMANDS } from './mail-commands.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
 import { webhookConfigFromEnv } from '../webhooks/config.js';
 import { WebhookRefusal } from '../webhooks/url-safety.js';
@@ -35,6 +36,7 @@ type Handler = (db: Kysely<Database>, args: string[], stdin: () => Promise<strin
 const COMMANDS: Record<string, Handler> = {
   ...DOCKER_COMMANDS,
   ...APP_COMMANDS,
+  ...MAIL_COMMANDS,
   'create-team': async (db, args) => {
     const values = parseOptions(args, { name: { type: 'string' }, plan: { type: 'string' }, timezone: { type: 'string' } }, 'create-team');
     const plan = oneOf(values.plan ?? 'starter', PLANS, 'plan');

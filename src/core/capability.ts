@@ -29,7 +29,7 @@ export interface Hints {
 }
 
 export interface HttpBinding {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** OpenAPI-style path; every {param} must be a field of the input. */
   path: string;
   status: number;

@@ -97,7 +97,7 @@ function operationOf(capability: Capability): JsonSchema {
   const parameters: JsonSchema[] = pathParams.map((name) => ({
     name, in: 'path', required: true, schema: properties[name] ?? { type: 'string' },
   }));
-  const bodyLike = capability.http.method === 'POST' || capability.http.method === 'PATCH';
+  const bodyLike = capability.http.method === 'POST' || capability.http.method === 'PUT' || capability.http.method === 'PATCH';
   const rest = Object.entries(properties).filter(([name]) => !pathParams.includes(name));
   if (!bodyLike) {
     for (const [name, schema] of rest) {

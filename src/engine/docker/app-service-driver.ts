@@ -38,11 +38,15 @@ import type { EngineRegistry } from './engine-registry.js';
 import { appContainerName, appNetworkName, appVolumeName, LABEL, labelsOf } from './labels.js';
 import { choosePort } from './ports.js';
 import { deleteServiceSecrets, ensureServiceSecrets, readServiceSecrets } from './service-secrets.js';
+import { readDockerState } from './docker-state.js';
+import { relayLoginOf } from '../../mail/outgoing-relay.js';
 
 export interface AppServiceDriverOptions {
   db: Kysely<Database>;
   secrets: SecretBox;
   engines: EngineRegistry;
+  /** "host:port" of the mail catcher as a container reaches it, while it runs; else null. */
+  containerMailRelay(): string | null;
   takenPorts(): Promise<ReadonlySet<number>>;
   stopGraceMs: number;
 }
@@ -171,7 +175,7 @@ export class AppServiceDriver {
   }
 
   /** What this slice does not do yet for an app's service: said at once, before anything is touched. */
-  notSupported(service: ServiceSpec, what: 'Backups' | 'Restores' | 'Copies' | 'Redeploys'): DriverError {
+  notSupported(service: ServiceSpec, what: 'Backups' | 'Restores' | 'Copies'): DriverError {
     return new DriverError(`${what} of services of the app ${service.app} are not supported yet.`);
   }
 
@@ -191,16 +195,33 @@ export class AppServiceDriver {
   /** The values `${NAME}` may name: the service's secrets (opened now) and the built-ins. */
   private async valuesOf(service: ServiceSpec, host: string, port: number | null): Promise<Record<string, string>> {
     const secrets = await readServiceSecrets(this.options.db, this.options.secrets, service.id);
-    const relay = service.outgoingSmtp;
-    const separator = relay?.lastIndexOf(':') ?? -1;
-    const smtp = relay ? { host: relay.slice(0, separator), port: Number(relay.slice(separator + 1)) } : null;
+    const smtp = await this.smtpOf(service);
     return {
       ...secrets,
       TEAMINFRA_SERVICE_ID: service.id, TEAMINFRA_SERVICE_NAME: service.name, TEAMINFRA_REVISION: String(service.revision),
       TEAMINFRA_PUBLIC_URL: port === null ? '' : `http://${host}:${port}`,
       TEAMINFRA_SMTP_HOST: smtp?.host ?? '', TEAMINFRA_SMTP_PORT: smtp ? String(smtp.port) : '',
-      TEAMINFRA_SMTP_USER: '', TEAMINFRA_SMTP_PASSWORD: '', TEAMINFRA_SMTP_URI: smtpUri(smtp),
+      TEAMINFRA_SMTP_USER: smtp?.user ?? '', TEAMINFRA_SMTP_PASSWORD: smtp?.password ?? '', TEAMINFRA_SMTP_URI: smtpUri(smtp),
     };
+  }
+
+  /**
+   * Where the service's mail goes: a copy's always to the mail catcher (with the login the
+   * catcher gave it), whatever it was given; a production service's to its relay
+   * (set_outgoing_mail), with its login; none without one.
+   */
+  private async smtpOf(service: ServiceSpec): Promise<{ host: string; port: number; user: string | null; password: string | null } | null> {
+    const copy = service.parentId !== null;
+    const relay = copy ? this.options.containerMailRelay() : service.outgoingSmtp;
+    if (!relay) return null;
+    const separator = relay.lastIndexOf(':');
+    const address = { host: relay.slice(0, separator), port: Number(relay.slice(separator + 1)) };
+    if (copy) {
+      const { mail } = await readDockerState(this.options.db, this.options.secrets, service.id);
+      return { ...address, user: mail?.username ?? null, password: mail?.password ?? null };
+    }
+    const login = await relayLoginOf(this.options.db, this.options.secrets, service.id);
+    return { ...address, user: login?.user ?? null, password: login?.password ?? null };
   }
 
   private shared(service: ServiceSpec, container: AppContainer, values: Record<string, string>) {

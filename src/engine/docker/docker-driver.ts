@@ -30,6 +30,7 @@ import { backupsVolumeName, dataVolumeName, generationOf, LABEL, labelsOf } from
 import { choosePort } from './ports.js';
 import { AppServiceDriver, runsAnApp } from './app-service-driver.js';
 import { removeNetworks } from './app-containers.js';
+import { relayLoginOf } from '../../mail/outgoing-relay.js';
 import { ensureFront, findFront, frontStatus, removeFront, stopFront, switchFront } from './service-front.js';
 
 export interface DockerDriverOptions {
@@ -161,7 +162,8 @@ export class DockerDriver implements ServiceDriver {
   async secretValuesOf(service: ServiceSpec): Promise<string[]> {
     const { mail } = await readDockerState(this.options.db, this.options.secrets, service.id);
     const own = runsAnApp(service) ? await this.apps.secretValuesOf(service) : [];
-    return [...(mail ? [mail.password] : []), ...own];
+    const relay = await relayLoginOf(this.options.db, this.options.secrets, service.id);
+    return [...(mail ? [mail.password] : []), ...own, ...(relay?.password ? [relay.password] : [])];
   }
 
   async backup(service: ServiceSpec, destination: string): Promise<BackupFile> {
@@ -280,7 +282,7 @@ export class DockerDriver implements ServiceDriver {
         bindAddress, port: null, limits: containerLimitsOf(service.server.docker?.limits),
         env: containerEnvOf({
           serviceId: service.id, name: service.name, revision: service.revision, publicUrl: `http://${host}:${front.port}`,
-          smtp: this.smtpOf(service, mail),
+          smtp: await this.smtpOf(service, mail),
         }),
       });
       const published = await startOnEnginePort(api, id, contract.port);
@@ -309,12 +311,19 @@ export class DockerDriver implements ServiceDriver {
     await this.removeContainers(api, await listServiceContainers(api, service.id));
   }
 
-  /** The mail relay of a copy is always the mail catcher; a service's own setting otherwise. */
-  private smtpOf(service: ServiceSpec, mail: { username: string; password: string } | null) {
-    const relay = service.parentId !== null ? this.options.containerMailRelay() : service.outgoingSmtp;
+  /**
+   * The mail relay of a copy is always the mail catcher, with the login the catcher gave it; a
+   * production service's is its own relay (set_outgoing_mail) with that relay's login.
+   */
+  private async smtpOf(service: ServiceSpec, mail: { username: string; password: string } | null) {
+    const copy = service.parentId !== null;
+    const relay = copy ? this.options.containerMailRelay() : service.outgoingSmtp;
     if (!relay) return null;
     const separator = relay.lastIndexOf(':');
-    return { host: relay.slice(0, separator), port: Number(relay.slice(separator + 1)), username: mail?.username ?? null, password: mail?.password ?? null };
+    const address = { host: relay.slice(0, separator), port: Number(relay.slice(separator + 1)) };
+    if (copy) return { ...address, username: mail?.username ?? null, password: mail?.password ?? null };
+    const login = await relayLoginOf(this.options.db, this.options.secrets, service.id);
+    return { ...address, username: login?.user ?? null, password: login?.password ?? null };
   }
 
   /**
