@@ -73,7 +73,8 @@ export async function setOutgoingRelay(
   db: Kysely<Database>, secrets: SecretBox, service: { id: string; parent_id: string | null }, relay: RelayInput | null,
   options: { allowPrivate: boolean },
 ): Promise<RelayView | null> {
-  if (service.parent_id !== null) {
+  // Removing one from a copy (it never has one) is allowed: it asks for what already holds.
+  if (service.parent_id !== null && relay !== null) {
     throw new AppError('conflict', `ERP service ${service.id} is a copy: its outgoing mail always goes to its mail catcher, never to a relay.`);
   }
   if (relay) {

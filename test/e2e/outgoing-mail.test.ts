@@ -84,6 +84,8 @@ describe('outgoing mail relay of a service', () => {
     const overMcp = await mcp.client.callTool({ name: 'set_outgoing_mail', arguments: { service_id: team.copyId, relay: { host: PUBLIC_HOST, port: 587 } } });
     expect(overMcp.isError).toBe(true);
     expect(problemIn(overMcp)?.status).toBe(409);
+    // Removing one from a copy asks for what already holds.
+    expect(await rest('PUT', path(team.copyId), token, { relay: null })).toMatchObject({ status: 200, body: { service_id: team.copyId, relay: null } });
   });
 
   it('refuses a private, loopback or link-local host, a name that does not resolve, and a password without a user, each with a sentence', async () => {

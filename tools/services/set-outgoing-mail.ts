@@ -11,7 +11,7 @@ export default defineCapability({
     'Gives a production ERP service the SMTP relay its outgoing mail goes through (host, port, and optionally a user ' +
     'and password), or with "relay": null, none (it then sends no email). The password is kept sealed and never ' +
     'shown again. It takes effect at the service\'s next start or redeploy. A copy never uses a relay (its mail ' +
-    'always goes to its mail catcher): setting one on a copy is refused (409). A host that is a private, loopback ' +
+    'always goes to its mail catcher): setting one on a copy is refused (409); removing one answers null. A host that is a private, loopback ' +
     'or link-local address, or resolves to one, is refused unless the operator allows it.',
   permission: 'services:write',
   target: { kind: 'service', from: 'service_id' },
