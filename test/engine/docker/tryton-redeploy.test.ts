@@ -171,7 +171,7 @@ describe.runIf(dockerAvailable)('redeploying a Tryton service to a new image', (
     expect(seen.answeredDuringMigration, JSON.stringify(seen)).toBeGreaterThan(SLOW_MIGRATION_S / 4);
     expect(seen.notAnswered, JSON.stringify(seen)).toEqual([]);
     const done = await waitForOperation(team.server.baseUrl, team.token, accepted.body.id, 60_000);
-    expect(done, JSON.stringify(done)).toMatchObject({ state: 'succeeded', result: { revision: 2 } });
+    expect(done, JSON.stringify(done)).toMatchObject({ state: 'succeeded' });
     const after = await service();
     expect(after).toMatchObject({ state: 'running', revision: 2, url });
     expect(await partyName(url.replace(/\/$/, ''))).toBe('Made before the redeploy');
