@@ -123,6 +123,17 @@ CREATE TABLE IF NOT EXISTS service_secrets (
   PRIMARY KEY (service_id, name)
 );
 
+-- The login a production service gives its outgoing mail relay (set_outgoing_mail; the relay's
+-- host:port is erp_services.outgoing_smtp). The password is sealed with the secrets key and bound
+-- to the service, opened only to fill in the service's environment at its next start or redeploy,
+-- and never shown. A copy has none: its mail always goes to its mail catcher.
+CREATE TABLE IF NOT EXISTS outgoing_mail_logins (
+  service_id  TEXT PRIMARY KEY REFERENCES erp_services (id),
+  username    TEXT NOT NULL,
+  password    TEXT,
+  updated_at  TEXT NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS app_definitions (
   name        TEXT PRIMARY KEY,
   source      TEXT NOT NULL,

@@ -23,6 +23,8 @@ import listCaughtEmails from './mailcatcher/list-caught-emails.js';
 import getCaughtEmail from './mailcatcher/get-caught-email.js';
 import downloadCaughtEmail from './mailcatcher/download-caught-email.js';
 import createCopy from './services/create-copy.js';
+import getOutgoingMail from './services/get-outgoing-mail.js';
+import setOutgoingMail from './services/set-outgoing-mail.js';
 import createBackup from './backups/create-backup.js';
 import downloadBackup from './backups/download-backup.js';
 import restoreBackup from './backups/restore-backup.js';
@@ -58,6 +60,8 @@ export const catalog: readonly Capability[] = Object.freeze([
   getCaughtEmail,
   downloadCaughtEmail,
   createCopy,
+  getOutgoingMail,
+  setOutgoingMail,
   createBackup,
   downloadBackup,
   restoreBackup,

@@ -212,3 +212,14 @@ export const MetricsView = z.object({
   memory_limit_bytes: z.number().nullable(),
   data_bytes: z.number().nullable().describe('Size of its data on disk.'),
 });
+
+/** A production service's outgoing mail relay as shown: never its password, only whether one is kept. */
+export const OutgoingMailView = z.object({
+  service_id: ServiceId,
+  relay: z.object({
+    host: z.string(),
+    port: z.number().int(),
+    user: z.string().nullable(),
+    password_set: z.boolean().describe('Whether a password is kept for the relay (sealed; it is never shown again).'),
+  }).nullable().describe('null: the service sends no email.'),
+});

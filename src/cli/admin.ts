@@ -20,6 +20,7 @@ import { UsageError } from './usage.js';
 import { createDockerServer, DOCKER_COMMANDS } from './docker-commands.js';
 import { APP_COMMANDS } from './app-commands.js';
 import { RETENTION_COMMANDS } from './retention-commands.js';
+import { MAIL_COMMANDS } from './mail-commands.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
 import { webhookConfigFromEnv } from '../webhooks/config.js';
 import { WebhookRefusal } from '../webhooks/url-safety.js';
@@ -37,6 +38,7 @@ const COMMANDS: Record<string, Handler> = {
   ...DOCKER_COMMANDS,
   ...APP_COMMANDS,
   ...RETENTION_COMMANDS,
+  ...MAIL_COMMANDS,
   'create-team': async (db, args) => {
     const values = parseOptions(args, { name: { type: 'string' }, plan: { type: 'string' }, timezone: { type: 'string' } }, 'create-team');
     const plan = oneOf(values.plan ?? 'starter', PLANS, 'plan');

@@ -43,6 +43,9 @@ export interface DockerServicesTable {
   service_id: string; volume: string; mail_username: string | null; mail_password: string | null; updated_at: string;
 }
 
+/** The relay login of a service's outgoing mail; `password` sealed (src/mail/outgoing-relay.ts). */
+export interface OutgoingMailLoginsTable { service_id: string; username: string; password: string | null; updated_at: string }
+
 export interface ServiceSecretsTable { service_id: string; name: string; sealed: string; created_at: string }
 
 export interface AppDefinitionsTable { name: string; source: string; created_at: string; updated_at: string }
@@ -190,6 +193,7 @@ export interface Database {
   docker_services: DockerServicesTable;
   app_definitions: AppDefinitionsTable;
   service_secrets: ServiceSecretsTable;
+  outgoing_mail_logins: OutgoingMailLoginsTable;
   api_tokens: ApiTokensTable;
   api_token_services: ApiTokenServicesTable;
   api_token_servers: ApiTokenServersTable;

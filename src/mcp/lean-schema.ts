@@ -42,18 +42,18 @@ const MAX_OUTPUT_ENUM = 10;
 /**
  * An input schema as tools/list shows it: the zod input's JSON Schema without what the server
  * checks anyway and a model never needs to plan a call: the patterns of ids
- * (`^svc_[0-9a-z]{20}$`, about 30 bytes each: ids come from other answers), the lengths of
- * strings (names, cursors, times: far beyond what a model sends), and `additionalProperties:
- * false` (the properties listed are the ones to send). Each is refused with a sentence that says
- * what was wrong, as before. Enums, numeric bounds, defaults, patterns of values a model writes
- * itself (a time of day, a date) and `required` stay.
+ * (`^svc_[0-9a-z]{20}$`, about 30 bytes each: ids come from other answers) and the lengths of
+ * strings (names, cursors, times: far beyond what a model sends). Each is refused with a
+ * sentence that says what was wrong, as before. Enums, numeric bounds, defaults, patterns of
+ * values a model writes itself (a time of day, a date), `required` and `additionalProperties:
+ * false` (a client then knows an unknown argument is refused) stay.
  */
 export function leanInputSchema(schema: JsonSchema): JsonSchema {
   return withoutCheckedOnly(schema) as JsonSchema;
 }
 
 const ID_PATTERN = /^\^[a-z]+_\[0-9a-z\]\{20\}\$$/;
-const CHECKED_ONLY = new Set(['maxLength', 'minLength', 'additionalProperties']);
+const CHECKED_ONLY = new Set(['maxLength', 'minLength']);
 
 function withoutCheckedOnly(schema: unknown): unknown {
   if (typeof schema !== 'object' || schema === null) return schema;

@@ -72,8 +72,8 @@ export interface NewAppContainer {
   volumeOf(volume: string): string;
   env: string[];
   limits: ContainerLimits;
-  /** For the web container: its port published on bindAddress:hostPort. */
-  publish?: { containerPort: number; bindAddress: string; hostPort: number };
+  /** For the web container: its port published on bindAddress:hostPort (null: a port the engine picks). */
+  publish?: { containerPort: number; bindAddress: string; hostPort: number | null };
   /** The generation of the volumes volumeOf names, as a label (listAppContainers' `generation`). */
   generation?: number;
   /**
@@ -120,7 +120,7 @@ export async function createAppContainer(api: DockerApi, spec: NewAppContainer):
       } : {}),
       HostConfig: {
         ...hostConfigOf(spec),
-        ...(portKey && publish ? { PortBindings: { [portKey]: [{ HostIp: publish.bindAddress, HostPort: String(publish.hostPort) }] } } : {}),
+        ...(portKey && publish ? { PortBindings: { [portKey]: [{ HostIp: publish.bindAddress, HostPort: publish.hostPort === null ? '' : String(publish.hostPort) }] } } : {}),
         RestartPolicy: { Name: 'no' },
         Memory: spec.limits.memoryBytes, MemorySwap: spec.limits.memoryBytes, NanoCpus: spec.limits.nanoCpus,
       },

@@ -3,8 +3,9 @@
 // demo. One labelled bridge network per service, one volume per definition volume, the
 // definition's secrets generated at create and sealed (service-secrets.ts), the containers
 // started in the definition's order (each one with a healthcheck waited for), the migrate
-// command before the web container of a new revision first starts, and the web container
-// published on the service's port: its address is the service's url.
+// command before the web container of a new revision first starts, and the service's front
+// (service-front.ts) published on the service's port: its address is the service's url, and
+// it forwards to the web container of the revision that is current.
 //
 // Backups, restores and copies move the app's data through app-data.ts: one archive of the
 // database's dump and the app's files; a restore fills the next generation of the service's
@@ -12,7 +13,10 @@
 // copy is a new service with its own network, volumes and secrets, filled the same way from its
 // source and neutralized before its first start.
 //
-// Not yet: redeploy of such a service. It fails at once with a sentence (`notSupported`).
+// A redeploy runs the definition as it is now (an operator's `admin add-app --replace` with a
+// new image tag is what gives a service a new image): the migrate command of the new image
+// with the definition's migrate deadline, then the new web container beside the one serving,
+// and the front switched once it answers. The other containers (the database) keep running.
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Kysely } from 'kysely';
@@ -34,15 +38,17 @@ import { backupsMount, localBackupFile, storeBackupOnEngine } from './backup-sto
 import { containerLimitsOf } from './container-limits.js';
 import {
   answersHealth, containerPid, createHelper, ensureVolume, keepRunning, listServiceContainers, listVolumes, removeAbandonedHelpers, removeContainer,
-  removeVolume, startContainer, startPublished, stopContainer, waitHealthy,
+  removeVolume, startContainer, startOnEnginePort, stopContainer, waitHealthy,
 } from './containers.js';
 import { readDockerState, writeDockerState } from './docker-state.js';
+import { ensureFront, findFront, frontStatus, removeFront, stopFront, switchFront } from './service-front.js';
 import type { DockerApi } from './docker-api.js';
 import { publishedHost } from './engine-address.js';
 import type { EngineRegistry } from './engine-registry.js';
 import { appContainerName, appNetworkName, appVolumeName, dataVolumeName, generationOf, LABEL, labelsOf } from './labels.js';
 import { choosePort } from './ports.js';
 import { deleteServiceSecrets, ensureServiceSecrets, readServiceSecrets } from './service-secrets.js';
+import { relayLoginOf } from '../../mail/outgoing-relay.js';
 
 export interface AppServiceDriverOptions {
   db: Kysely<Database>;
@@ -86,7 +92,10 @@ export class AppServiceDriver {
     const app = await this.appOf(service);
     const { api, address } = this.options.engines.engineOf(service.server);
     const host = publishedHost(address);
-    const running = (await listAppContainers(api, service.id)).filter((container) => container.running);
+    const containers = await listAppContainers(api, service.id);
+    if (await findFront(api, service.id)) return frontStatus(api, service.id, host, app.web.healthPath, containers);
+    // A service started before fronts existed: its web container is published on the service's port itself.
+    const running = containers.filter((container) => container.running);
     const web = running.filter((container) => container.appService === app.web.service).sort((a, b) => b.revision - a.revision);
     for (const container of web) {
       if (container.port !== null && await answersHealth(host, container.port, app.web.healthPath, service.id)) {
@@ -100,33 +109,59 @@ export class AppServiceDriver {
 
   async start(service: ServiceSpec, hooks: StartHooks): Promise<RunningService> {
     const app = await this.appOf(service);
-    const { api, address } = this.options.engines.engineOf(service.server);
-    const host = publishedHost(address);
+    const { api } = this.options.engines.engineOf(service.server);
     const generation = await this.generationOf(service);
     await this.ensureNetworkAndVolumes(api, service, app, generation);
-    const before = await listAppContainers(api, service.id);
-    // Another revision's containers (a crash's leftovers) go first: they hold the same volumes. So do
-    // the containers of the data a restore replaced: they mount volumes the service no longer uses.
-    const isMine = (container: AppContainerSummary) => container.revision === service.revision && container.generation === generation;
-    for (const stale of before.filter((container) => !isMine(container))) await removeContainer(api, stale.id);
-    const mine = before.filter(isMine);
-    const values = await this.valuesOf(service, host, service.port);
-    let result: RunningService | undefined;
-    for (const container of app.containers) {
-      if (container.name === app.web.service) {
-        const existing = mine.find((each) => each.appService === container.name);
-        // Before the web container of this revision first exists: the database is made, or upgraded by a new image.
-        if (!existing && app.commands.migrate && !(await this.schemaIsCurrent(api, service, app, generation))) {
-          await this.migrate(api, service, app, values, generation);
-        }
-        result = await this.startWeb(api, service, app, container, existing, hooks, host, generation);
-      } else {
-        await this.startSupporting(api, service, app, container, mine.find((each) => each.appService === container.name), values, generation);
-      }
+    await this.retireUnfronted(api, service, app);
+    const listed = await listAppContainers(api, service.id);
+    // The containers of the data a restore replaced go first: they mount volumes the service no
+    // longer uses. So does another revision's web container (a crash's leftover): after a start,
+    // this revision serves.
+    const stale = (container: AppContainerSummary) => container.generation !== generation
+      || (container.appService === app.web.service && container.revision !== service.revision);
+    for (const container of listed.filter(stale)) await removeContainer(api, container.id);
+    const before = listed.filter((container) => !stale(container));
+    try {
+      const { running } = await this.runRevision(api, service, app, before, hooks, generation);
+      return running;
+    } catch (error) {
+      if (error instanceof MigrateFailed) throw new DriverError(`${error.reason}, so the service was not started.`, false, { cause: error });
+      throw error;
     }
-    if (!result) throw new DriverError(`The app ${app.name} has no web container named ${app.web.service}.`);
-    for (const container of await listAppContainers(api, service.id)) await keepRunning(api, container.id);
-    return result;
+  }
+
+  /**
+   * Runs `revision` from the definition as it is now: the database kept as it runs, the migrate
+   * command of the new image with the definition's own deadline, the new web container beside
+   * the one serving, and the front switched to it once it answers. Any failure before the
+   * switch leaves the revision before serving, untouched, and says so.
+   */
+  async redeploy(service: ServiceSpec, revision: number, hooks: StartHooks): Promise<RunningService> {
+    const app = await this.appOf(service);
+    const { api } = this.options.engines.engineOf(service.server);
+    const generation = await this.generationOf(service);
+    await this.ensureNetworkAndVolumes(api, service, app, generation);
+    await this.retireUnfronted(api, service, app);
+    const before = (await listAppContainers(api, service.id)).filter((container) => container.generation === generation);
+    const webOf = (container: AppContainerSummary) => container.appService === app.web.service;
+    const serving = before.filter((container) => webOf(container) && container.running && container.revision !== revision)
+      .sort((a, b) => b.revision - a.revision);
+    let started: { containerId: string; running: RunningService };
+    try {
+      started = await this.runRevision(api, { ...service, revision }, app, before, hooks, generation);
+    } catch (error) {
+      const failed = (await listAppContainers(api, service.id)).filter((container) => webOf(container) && container.revision === revision);
+      for (const container of failed) await removeContainer(api, container.id);
+      if (serving.length === 0) {
+        if (error instanceof MigrateFailed) throw new DriverError(`${error.reason}, so the service was not started.`, false, { cause: error });
+        throw error;
+      }
+      throw new DriverError(`Revision ${revision} did not start (${reasonOf(error)}), so revision ${serving[0]!.revision} keeps serving.`,
+        false, { cause: error });
+    }
+    const others = (await listAppContainers(api, service.id)).filter((container) => webOf(container) && container.id !== started.containerId);
+    for (const container of others) await removeContainer(api, container.id);
+    return started.running;
   }
 
   /** Every container, the web one first, so that nobody is served while its database goes away. */
@@ -134,6 +169,7 @@ export class AppServiceDriver {
     const app = await this.appOf(service).catch(() => null);
     const { api } = this.options.engines.engineOf(service.server);
     const order = app ? [...app.containers].reverse().map((container) => container.name) : [];
+    await stopFront(api, service.id, this.options.stopGraceMs);
     const containers = (await listAppContainers(api, service.id)).filter((container) => container.running)
       .sort((a, b) => order.indexOf(a.appService) - order.indexOf(b.appService));
     for (const container of containers) await stopContainer(api, container.id, this.options.stopGraceMs);
@@ -142,6 +178,7 @@ export class AppServiceDriver {
   /** Everything of the service on its engine (containers, one-off containers, volumes, network) and its secrets. Idempotent. */
   async destroy(service: ServiceSpec): Promise<void> {
     const { api } = this.options.engines.engineOf(service.server);
+    await removeFront(api, service.id);
     for (const container of await listAppContainers(api, service.id)) await removeContainer(api, container.id);
     for (const helper of await listServiceContainers(api, service.id, 'helper')) await removeContainer(api, helper.id);
     for (const volume of await listVolumes(api, { [LABEL.serviceId]: service.id, [LABEL.role]: 'data' })) await removeVolume(api, volume);
@@ -272,11 +309,6 @@ export class AppServiceDriver {
     }
   }
 
-  /** What this slice does not do yet for an app's service: said at once, before anything is touched. */
-  notSupported(service: ServiceSpec, what: 'Backups' | 'Restores' | 'Copies' | 'Redeploys'): DriverError {
-    return new DriverError(`${what} of services of the app ${service.app} are not supported yet.`);
-  }
-
   /** How app-data.ts makes the service's containers: over volumes of `generation`, on `network` (the service's own unless staging). */
   private dataTarget(
     api: DockerApi, service: ServiceSpec, app: AppDefinition, values: Record<string, string>, generation: number, network = appNetworkName(service.id),
@@ -400,12 +432,7 @@ export class AppServiceDriver {
   /** The values `${NAME}` may name: the service's secrets (opened now) and the built-ins. */
   private async valuesOf(service: ServiceSpec, host: string, port: number | null): Promise<Record<string, string>> {
     const secrets = await readServiceSecrets(this.options.db, this.options.secrets, service.id);
-    // A copy's mail goes to the mail catcher, with its own login there, and nowhere else (none while the catcher is off).
-    const isCopy = service.parentId !== null;
-    const relay = isCopy ? this.options.containerMailRelay() : service.outgoingSmtp;
-    const login = isCopy ? (await readDockerState(this.options.db, this.options.secrets, service.id)).mail : null;
-    const separator = relay?.lastIndexOf(':') ?? -1;
-    const smtp = relay ? { host: relay.slice(0, separator), port: Number(relay.slice(separator + 1)), user: login?.username ?? null, password: login?.password ?? null } : null;
+    const smtp = await this.smtpOf(service);
     return {
       ...secrets,
       TEAMINFRA_SERVICE_ID: service.id, TEAMINFRA_SERVICE_NAME: service.name, TEAMINFRA_REVISION: String(service.revision),
@@ -415,12 +442,82 @@ export class AppServiceDriver {
     };
   }
 
+  /**
+   * Where the service's mail goes: a copy's always to the mail catcher (with the login the
+   * catcher gave it), whatever it was given; a production service's to its relay
+   * (set_outgoing_mail), with its login; none without one.
+   */
+  private async smtpOf(service: ServiceSpec): Promise<{ host: string; port: number; user: string | null; password: string | null } | null> {
+    const copy = service.parentId !== null;
+    const relay = copy ? this.options.containerMailRelay() : service.outgoingSmtp;
+    if (!relay) return null;
+    const separator = relay.lastIndexOf(':');
+    const address = { host: relay.slice(0, separator), port: Number(relay.slice(separator + 1)) };
+    if (copy) {
+      const { mail } = await readDockerState(this.options.db, this.options.secrets, service.id);
+      return { ...address, user: mail?.username ?? null, password: mail?.password ?? null };
+    }
+    const login = await relayLoginOf(this.options.db, this.options.secrets, service.id);
+    return { ...address, user: login?.user ?? null, password: login?.password ?? null };
+  }
+
   private shared(service: ServiceSpec, container: AppContainer, values: Record<string, string>, generation: number, network = appNetworkName(service.id)) {
     return {
       serviceId: service.id, serverId: service.server.id, revision: service.revision, container, network, generation,
       volumeOf: (volume: string) => appVolumeName(service.id, volume, generation), env: renderEnvironment(container, values),
       limits: containerLimitsOf(service.server.docker?.limits),
     };
+  }
+
+  /**
+   * Every container of the definition in its order, for `service.revision`: the front on the
+   * service's port, each other container (the database) adopted whatever revision made it, and
+   * the web container of this revision (made after the migrate command when it does not exist
+   * yet), healthy, and the one the front forwards to.
+   */
+  private async runRevision(
+    api: DockerApi, service: ServiceSpec, app: AppDefinition, before: AppContainerSummary[], hooks: StartHooks, generation: number,
+  ): Promise<{ containerId: string; running: RunningService }> {
+    const { address } = this.options.engines.engineOf(service.server);
+    const host = publishedHost(address);
+    const front = await ensureFront(api, {
+      serviceId: service.id, serverId: service.server.id, image: await this.options.engines.frontImageOf(service.server),
+      port: service.port, targetPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '',
+      choosePort: async () => choosePort(address, await this.options.takenPorts()), portAssigned: (port) => hooks.portAssigned(port),
+    });
+    // Rendered with the port people use, for links the app writes in its emails.
+    const values = await this.valuesOf(service, host, front.port);
+    let result: { containerId: string; running: RunningService } | undefined;
+    for (const container of app.containers) {
+      if (container.name === app.web.service) {
+        const existing = before.find((each) => each.appService === container.name && each.revision === service.revision);
+        result = await this.startWeb(api, service, app, container, existing, hooks, host, values, front, generation);
+      } else {
+        await this.startSupporting(api, service, app, container, await this.adopted(api, before, container.name), values, generation);
+      }
+    }
+    if (!result) throw new DriverError(`The app ${app.name} has no web container named ${app.web.service}.`);
+    for (const container of await listAppContainers(api, service.id)) if (container.running) await keepRunning(api, container.id);
+    return result;
+  }
+
+  /**
+   * The container of a supporting service (the database) to keep: the running one, else the
+   * newest. Any other goes: two database servers must never open the same volume.
+   */
+  private async adopted(api: DockerApi, before: AppContainerSummary[], appService: string): Promise<AppContainerSummary | undefined> {
+    const candidates = before.filter((each) => each.appService === appService)
+      .sort((a, b) => Number(b.running) - Number(a.running) || b.revision - a.revision);
+    for (const extra of candidates.slice(1)) await removeContainer(api, extra.id);
+    return candidates[0];
+  }
+
+  /** A service last started before fronts existed: its web container holds the service's port, which the front needs. */
+  private async retireUnfronted(api: DockerApi, service: ServiceSpec, app: AppDefinition): Promise<void> {
+    if (await findFront(api, service.id)) return;
+    for (const container of await listAppContainers(api, service.id)) {
+      if (container.appService === app.web.service) await removeContainer(api, container.id);
+    }
   }
 
   /** A container other than the web one (the database): running, and healthy when it has a healthcheck. */
@@ -436,39 +533,56 @@ export class AppServiceDriver {
     return id;
   }
 
+  /** The definition's migrate command, in a one-off container of the revision's image, within the migrate deadline (not the start's). */
   private async migrate(api: DockerApi, service: ServiceSpec, app: AppDefinition, values: Record<string, string>, generation: number): Promise<void> {
     const command = app.commands.migrate!;
     const container = app.containers.find((each) => each.name === command.service)!;
     const { exitCode, output } = await runAppCommand(api, {
       ...this.shared(service, container, values, generation), command, what: `The app's migrate command`, timeoutMs: app.deadlines.migrateMs,
+    }).catch((error: unknown) => {
+      throw error instanceof DriverError ? new MigrateFailed(error.reason.replace(/\.$/, ''), false, { cause: error }) : error;
     });
-    if (exitCode !== 0) throw new DriverError(`The app's migrate command failed (exit code ${exitCode})${output}, so the service was not started.`);
+    if (exitCode !== 0) throw new MigrateFailed(`The app's migrate command failed (exit code ${exitCode})${output}`);
   }
 
-  /** The web container published on the service's port (kept across starts), answering its health path. */
+  /**
+   * The web container of this revision, running and healthy on a port the engine picks, then the
+   * one the front forwards to, and answering through the front. The migrate command runs first
+   * when the container does not exist yet (a new revision, or a first start).
+   */
   private async startWeb(
     api: DockerApi, service: ServiceSpec, app: AppDefinition, container: AppContainer, existing: AppContainerSummary | undefined,
-    hooks: StartHooks, host: string, generation: number,
-  ): Promise<RunningService> {
+    hooks: StartHooks, host: string, values: Record<string, string>, front: { id: string; port: number }, generation: number,
+  ): Promise<{ containerId: string; running: RunningService }> {
     const { address } = this.options.engines.engineOf(service.server);
-    const { id, published } = await startPublished(api, {
-      existingId: existing?.id, port: existing?.port ?? service.port, containerPort: app.web.port,
-      choosePort: async () => choosePort(address, await this.options.takenPorts()), portAssigned: (port) => hooks.portAssigned(port),
-      create: async (port) => createAppContainer(api, {
-        // Rendered with the port people will use, for links the app writes in its emails.
-        ...this.shared(service, container, await this.valuesOf(service, host, port), generation),
-        name: appContainerName(service.id, service.revision, container.name, generation),
-        publish: { containerPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', hostPort: port },
-      }),
-    });
-    await hooks.spawned((await containerPid(api, id)).pid);
-    try {
-      const pid = await waitHealthy(api, id, { host, port: published, path: app.web.healthPath, serviceId: service.id }, app.deadlines.startMs);
-      return { pid, port: published, revision: service.revision, publishedHost: host };
-    } catch (error) {
-      await stopContainer(api, id, this.options.stopGraceMs).catch(() => undefined);
-      throw error;
+    const target = (port: number) => ({ host, port, path: app.web.healthPath, serviceId: service.id });
+    let id = existing?.id;
+    let pid: number | null = null;
+    if (existing?.running && existing.port !== null) {
+      pid = await waitHealthy(api, existing.id, target(existing.port), app.deadlines.startMs).catch(() => null);
     }
+    if (pid === null) {
+      // Before the web container of this revision first exists: the database is made, or upgraded
+      // by a new image, unless a restore or copy filled it with data the same image made.
+      if (id === undefined && app.commands.migrate && !(await this.schemaIsCurrent(api, service, app, generation))) {
+        await this.migrate(api, service, app, values, generation);
+      }
+      id ??= await createAppContainer(api, {
+        ...this.shared(service, container, values, generation), name: appContainerName(service.id, service.revision, container.name, generation),
+        publish: { containerPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', hostPort: null },
+      });
+      const published = await startOnEnginePort(api, id, app.web.port);
+      await hooks.spawned((await containerPid(api, id)).pid);
+      try {
+        pid = await waitHealthy(api, id, target(published), app.deadlines.startMs);
+      } catch (error) {
+        await stopContainer(api, id, this.options.stopGraceMs).catch(() => undefined);
+        throw error;
+      }
+    }
+    await switchFront(api, service.id, id as string);
+    await waitHealthy(api, front.id, target(front.port), app.deadlines.startMs);
+    return { containerId: id as string, running: { pid, port: front.port, revision: service.revision, publishedHost: host } };
   }
 }
 
@@ -484,6 +598,9 @@ function refuseOtherApp(manifest: AppArchiveManifest, app: AppDefinition): void 
       `now has ${[...expected.databaseVolumes, ...expected.fileVolumes].join(', ')}, so it cannot be restored into this service.`);
   }
 }
+
+/** A migrate command that failed or ran out of time: its reason, which the caller ends with what became of the service. */
+class MigrateFailed extends DriverError {}
 
 function reasonOf(error: unknown): string {
   return (error instanceof DriverError ? error.reason : error instanceof Error && 'reason' in error ? String(error.reason) : 'an internal error').replace(/\.$/, '');

@@ -45,7 +45,8 @@ export interface NewServiceContainer {
   contract: ImageContract;
   /** 127.0.0.1 for an engine on this machine; '' (every interface) for a remote one. */
   bindAddress: string;
-  port: number;
+  /** null: a port the engine picks (a revision behind its service's front, service-front.ts). */
+  port: number | null;
   env: string[];
   limits: ContainerLimits;
 }
@@ -65,7 +66,7 @@ export async function createServiceContainer(api: DockerApi, spec: NewServiceCon
       Labels: labelsOf({ serviceId: spec.serviceId, serverId: spec.serverId, revision: spec.revision, role: 'service', volume: spec.volume }),
       ExposedPorts: { [portKey]: {} },
       HostConfig: {
-        PortBindings: { [portKey]: [{ HostIp: spec.bindAddress, HostPort: String(spec.port) }] },
+        PortBindings: { [portKey]: [{ HostIp: spec.bindAddress, HostPort: spec.port === null ? '' : String(spec.port) }] },
         Mounts: [{ Type: 'volume', Source: spec.volume, Target: spec.contract.dataDir }],
         // The mail catcher runs on the control plane's machine; for an engine on this machine that is the bridge's gateway.
         ExtraHosts: ['host.docker.internal:host-gateway'],
@@ -125,6 +126,18 @@ export async function startPublished(api: DockerApi, options: {
   }
   const inspected = await api.json<{ NetworkSettings: { Ports: Record<string, { HostPort: string }[] | null> } }>('GET', `/containers/${id}/json`);
   return { id, published: Number(inspected.NetworkSettings.Ports[`${options.containerPort}/tcp`]?.[0]?.HostPort ?? port) };
+}
+
+/** Starts a revision's container published on a port the engine picks, and answers that port (a new one at each start). */
+export async function startOnEnginePort(api: DockerApi, id: string, containerPort: number): Promise<number> {
+  await startContainer(api, id);
+  const inspected = await api.json<{ NetworkSettings: { Ports: Record<string, { HostPort: string }[] | null> } }>('GET', `/containers/${id}/json`);
+  const port = Number(inspected.NetworkSettings.Ports[`${containerPort}/tcp`]?.[0]?.HostPort);
+  if (Number.isInteger(port) && port > 0) return port;
+  // An exited container has no published port: what it said on its way out is the reason.
+  const state = await containerPid(api, id);
+  if (!state.running) throw new DriverError(`The container exited (code ${state.exitCode}) before answering its health check${await lastOutput(api, id)}.`);
+  throw new DriverError(`The engine published no port for the container's port ${containerPort}.`);
 }
 
 /** Once it answers: a service the team runs comes back with its engine (a reboot); one it stopped stays stopped. */

@@ -17,7 +17,7 @@ import { directoryTar, packArchive, stripTopDirectory, unpackedTar, verifyArchiv
 import { backupsMount, localBackupFile, storeBackupOnEngine } from './backup-store.js';
 import {
   answersHealth, containerPid, createHelper, keepRunning, createServiceContainer, ensureVolume, listServiceContainers, listVolumes,
-  removeAbandonedHelpers, removeContainer, removeVolume, runHelper, startContainer, startPublished, stopContainer, waitHealthy, type ContainerSummary,
+  removeAbandonedHelpers, removeContainer, removeVolume, runHelper, startContainer, startOnEnginePort, stopContainer, waitHealthy, type ContainerSummary,
 } from './containers.js';
 import { containerEnvOf } from '../erp-app/container-env.js';
 import type { DockerApi } from './docker-api.js';
@@ -29,6 +29,9 @@ import { CONTRACT_LABELS, type ImageContract } from './erp-image-contract.js';
 import { backupsVolumeName, dataVolumeName, generationOf, LABEL, labelsOf } from './labels.js';
 import { choosePort } from './ports.js';
 import { AppServiceDriver, runsAnApp } from './app-service-driver.js';
+import { removeNetworks } from './app-containers.js';
+import { relayLoginOf } from '../../mail/outgoing-relay.js';
+import { ensureFront, findFront, frontStatus, removeFront, stopFront, switchFront } from './service-front.js';
 
 export interface DockerDriverOptions {
   db: Kysely<Database>;
@@ -82,8 +85,10 @@ export class DockerDriver implements ServiceDriver {
     const { api, address } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
     const host = publishedHost(address);
-    const running = (await listServiceContainers(api, service.id)).filter((container) => container.running)
-      .sort((a, b) => b.revision - a.revision);
+    const containers = await listServiceContainers(api, service.id);
+    if (await findFront(api, service.id)) return frontStatus(api, service.id, host, contract.healthPath, containers);
+    // A service started before fronts existed: its container is published on the service's port itself.
+    const running = containers.filter((container) => container.running).sort((a, b) => b.revision - a.revision);
     for (const container of running) {
       if (container.port !== null && await answersHealth(host, container.port, contract.healthPath, service.id)) {
         const { pid } = await containerPid(api, container.id);
@@ -97,6 +102,7 @@ export class DockerDriver implements ServiceDriver {
   async start(service: ServiceSpec, hooks: StartHooks): Promise<RunningService> {
     if (runsAnApp(service)) return this.apps.start(service, hooks);
     const { api } = this.options.engines.engineOf(service.server);
+    await this.retireUnfronted(api, service);
     const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
     const containers = await listServiceContainers(api, service.id);
     const wanted = containers.find((container) => container.revision === service.revision && container.volume === volume);
@@ -109,22 +115,25 @@ export class DockerDriver implements ServiceDriver {
   async stop(service: ServiceSpec): Promise<void> {
     if (runsAnApp(service)) return this.apps.stop(service);
     const { api } = this.options.engines.engineOf(service.server);
+    // The front first: nobody is sent to a container that is going away.
+    await stopFront(api, service.id, this.options.stopGraceMs);
     for (const container of await listServiceContainers(api, service.id)) {
       if (container.running) await stopContainer(api, container.id, this.options.stopGraceMs);
     }
   }
 
   async redeploy(service: ServiceSpec, revision: number, hooks: StartHooks): Promise<RunningService> {
-    if (runsAnApp(service)) throw this.apps.notSupported(service, 'Redeploys');
+    if (runsAnApp(service)) return this.apps.redeploy(service, revision, hooks);
     const { api } = this.options.engines.engineOf(service.server);
+    await this.retireUnfronted(api, service);
     const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
     const before = await listServiceContainers(api, service.id);
     const serving = before.filter((container) => container.running && container.revision !== revision);
     const existing = before.find((container) => container.revision === revision && container.volume === volume);
     let started: { containerId: string; service: RunningService };
     try {
-      // Beside the one serving (on a port of its own), until it answers.
-      started = await this.runningOn({ ...service, revision, port: serving.length > 0 ? null : service.port }, existing, hooks);
+      // Beside the one serving, which the front keeps forwarding to until this one answers.
+      started = await this.runningOn({ ...service, revision }, existing, hooks);
     } catch (error) {
       if (serving.length === 0) throw error;
       const failed = (await listServiceContainers(api, service.id)).filter((container) => container.revision === revision);
@@ -139,9 +148,11 @@ export class DockerDriver implements ServiceDriver {
   async destroy(service: ServiceSpec): Promise<void> {
     if (runsAnApp(service)) return this.apps.destroy(service);
     const { api } = this.options.engines.engineOf(service.server);
+    await removeFront(api, service.id);
     await this.removeContainers(api, await listServiceContainers(api, service.id));
     await this.removeContainers(api, await listServiceContainers(api, service.id, 'helper'));
     for (const volume of await listVolumes(api, { [LABEL.serviceId]: service.id, [LABEL.role]: 'data' })) await removeVolume(api, volume);
+    await removeNetworks(api, service.id);
   }
 
   async storeMailCredentials(service: ServiceSpec, credentials: { username: string; password: string } | null): Promise<void> {
@@ -151,7 +162,8 @@ export class DockerDriver implements ServiceDriver {
   async secretValuesOf(service: ServiceSpec): Promise<string[]> {
     const { mail } = await readDockerState(this.options.db, this.options.secrets, service.id);
     const own = runsAnApp(service) ? await this.apps.secretValuesOf(service) : [];
-    return [...(mail ? [mail.password] : []), ...own];
+    const relay = await relayLoginOf(this.options.db, this.options.secrets, service.id);
+    return [...(mail ? [mail.password] : []), ...own, ...(relay?.password ? [relay.password] : [])];
   }
 
   async backup(service: ServiceSpec, destination: string): Promise<BackupFile> {
@@ -236,52 +248,82 @@ export class DockerDriver implements ServiceDriver {
     }
   }
 
-  /** A container of `service` (its revision, its volume) running and healthy; `existing` reused when it is there. */
+  /**
+   * A container of `service` (its revision, its volume) running, healthy, and the one its front
+   * forwards to; `existing` reused when it is there. The front (made on the service's port when
+   * missing) keeps forwarding to the revision before until this one answers.
+   */
   private async runningOn(
     service: ServiceSpec, existing: ContainerSummary | undefined, hooks: StartHooks,
   ): Promise<{ containerId: string; service: RunningService }> {
     const { api, address } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
     const host = publishedHost(address);
+    const bindAddress = address.kind === 'unix' ? '127.0.0.1' : '';
+    const front = await ensureFront(api, {
+      serviceId: service.id, serverId: service.server.id, image: await this.options.engines.frontImageOf(service.server),
+      port: service.port, targetPort: contract.port, bindAddress,
+      choosePort: async () => choosePort(address, await this.options.takenPorts()), portAssigned: (port) => hooks.portAssigned(port),
+    });
     const target = (port: number) => ({ host, port, path: contract.healthPath, serviceId: service.id });
+    let containerId: string | undefined;
+    let pid: number | null = null;
     if (existing?.running && existing.port !== null) {
-      const pid = await waitHealthy(api, existing.id, target(existing.port), this.options.startTimeoutMs).catch(() => null);
-      if (pid !== null) return { containerId: existing.id, service: { pid, port: existing.port, revision: service.revision, publishedHost: host } };
-      await removeContainer(api, existing.id);
+      pid = await waitHealthy(api, existing.id, target(existing.port), this.options.startTimeoutMs).catch(() => null);
+      if (pid !== null) containerId = existing.id;
+      else await removeContainer(api, existing.id);
       existing = undefined;
     }
-    const { volume, mail } = await readDockerState(this.options.db, this.options.secrets, service.id);
-    await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
-    const { id: containerId, published } = await startPublished(api, {
-      existingId: existing?.id, port: existing ? existing.port ?? service.port : service.port, containerPort: contract.port,
-      choosePort: async () => choosePort(address, await this.options.takenPorts()), portAssigned: (port) => hooks.portAssigned(port),
-      create: (port) => createServiceContainer(api, {
+    if (containerId === undefined) {
+      const { volume, mail } = await readDockerState(this.options.db, this.options.secrets, service.id);
+      await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
+      const id = existing?.id ?? await createServiceContainer(api, {
         serviceId: service.id, serverId: service.server.id, revision: service.revision, volume, contract,
-        bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', port, limits: containerLimitsOf(service.server.docker?.limits),
+        bindAddress, port: null, limits: containerLimitsOf(service.server.docker?.limits),
         env: containerEnvOf({
-          serviceId: service.id, name: service.name, revision: service.revision, publicUrl: `http://${host}:${port}`,
-          smtp: this.smtpOf(service, mail),
+          serviceId: service.id, name: service.name, revision: service.revision, publicUrl: `http://${host}:${front.port}`,
+          smtp: await this.smtpOf(service, mail),
         }),
-      }),
-    });
-    const { pid } = await containerPid(api, containerId);
-    await hooks.spawned(pid);
-    try {
-      const healthyPid = await waitHealthy(api, containerId, target(published), this.options.startTimeoutMs);
-      await keepRunning(api, containerId);
-      return { containerId, service: { pid: healthyPid, port: published, revision: service.revision, publishedHost: host } };
-    } catch (error) {
-      await stopContainer(api, containerId, this.options.stopGraceMs).catch(() => undefined);
-      throw error;
+      });
+      const published = await startOnEnginePort(api, id, contract.port);
+      await hooks.spawned((await containerPid(api, id)).pid);
+      try {
+        pid = await waitHealthy(api, id, target(published), this.options.startTimeoutMs);
+      } catch (error) {
+        await stopContainer(api, id, this.options.stopGraceMs).catch(() => undefined);
+        throw error;
+      }
+      containerId = id;
     }
+    await switchFront(api, service.id, containerId);
+    await waitHealthy(api, front.id, target(front.port), this.options.startTimeoutMs);
+    await keepRunning(api, containerId);
+    return { containerId, service: { pid: pid as number, port: front.port, revision: service.revision, publishedHost: host } };
   }
 
-  /** The mail relay of a copy is always the mail catcher; a service's own setting otherwise. */
-  private smtpOf(service: ServiceSpec, mail: { username: string; password: string } | null) {
-    const relay = service.parentId !== null ? this.options.containerMailRelay() : service.outgoingSmtp;
+  /**
+   * A service last started before fronts existed has its container published on the service's
+   * port itself, which the front needs: that container goes now (the one time the service does
+   * not answer while it is started again), and the next start runs behind a front.
+   */
+  private async retireUnfronted(api: DockerApi, service: ServiceSpec): Promise<void> {
+    if (await findFront(api, service.id)) return;
+    await this.removeContainers(api, await listServiceContainers(api, service.id));
+  }
+
+  /**
+   * The mail relay of a copy is always the mail catcher, with the login the catcher gave it; a
+   * production service's is its own relay (set_outgoing_mail) with that relay's login.
+   */
+  private async smtpOf(service: ServiceSpec, mail: { username: string; password: string } | null) {
+    const copy = service.parentId !== null;
+    const relay = copy ? this.options.containerMailRelay() : service.outgoingSmtp;
     if (!relay) return null;
     const separator = relay.lastIndexOf(':');
-    return { host: relay.slice(0, separator), port: Number(relay.slice(separator + 1)), username: mail?.username ?? null, password: mail?.password ?? null };
+    const address = { host: relay.slice(0, separator), port: Number(relay.slice(separator + 1)) };
+    if (copy) return { ...address, username: mail?.username ?? null, password: mail?.password ?? null };
+    const login = await relayLoginOf(this.options.db, this.options.secrets, service.id);
+    return { ...address, username: login?.user ?? null, password: login?.password ?? null };
   }
 
   /**

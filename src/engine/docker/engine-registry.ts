@@ -14,6 +14,7 @@ const CONTRACT_TTL_MS = 60_000;
 export class EngineRegistry {
   private readonly engines = new Map<string, { api: DockerApi; address: EngineAddress }>();
   private readonly contracts = new Map<string, { at: number; contract: Promise<ImageContract> }>();
+  private readonly frontImages = new Map<string, Promise<string>>();
 
   /** `callTimeoutMs`: each engine call's deadline (docker-api.ts). */
   constructor(private readonly callTimeoutMs = engineCallTimeoutFromEnv()) {}
@@ -42,6 +43,21 @@ export class EngineRegistry {
     this.contracts.set(key, { at: Date.now(), contract });
     contract.catch(() => this.contracts.delete(key));
     return contract;
+  }
+
+  /** The bundled ERP image on the server's engine (built there when missing), which runs each service's front (service-front.ts). */
+  frontImageOf(server: ServerSpec): Promise<string> {
+    const key = server.docker?.host ?? '';
+    const known = this.frontImages.get(key);
+    if (known) return known;
+    const { api } = this.engineOf(server);
+    const image = buildErpImage(api).then(({ image: name }) => name, (error: unknown) => {
+      this.frontImages.delete(key);
+      if (error instanceof DockerError) throw new DriverError(`Server ${server.id}: ${error.reason}`, false, { cause: error });
+      throw error;
+    });
+    this.frontImages.set(key, image);
+    return image;
   }
 
   async close(): Promise<void> {

@@ -60,6 +60,8 @@ function imageFiles(): ImageFile[] {
   const app = (dir: string, filter: (name: string) => boolean = () => true) =>
     filesUnder(join(packageRoot, dir)).filter(filter).map((source) => ({ target: `/app/${relative(packageRoot, source)}`, source, mode: 0o644 }));
   files.push(...app('dist/src/engine/erp-app', (name) => name.endsWith('.js')));
+  // The front every Docker service is published through (service-front.ts), whatever image its revisions run.
+  files.push(...app('dist/src/engine/front', (name) => name.endsWith('.js')));
   // The image's snapshot and verify commands use the local driver's snapshot code (which imports
   // only erp-app/database.js, already in the image): no compression runs in the container.
   const archiveModules = ['database-snapshot.js'];

@@ -21,7 +21,8 @@ export const LABEL = {
   schemaOf: 'io.teaminfra.schema-of',
 } as const;
 
-export type Role = 'service' | 'helper' | 'data' | 'backups' | 'network';
+/** `front`: the container published on the service's port that forwards to its current revision (service-front.ts). */
+export type Role = 'service' | 'helper' | 'data' | 'backups' | 'network' | 'front';
 
 export function labelsOf(
   values: { serviceId?: string; serverId: string; revision?: number; role: Role; volume?: string; madeBy?: string; appService?: string },
@@ -72,4 +73,14 @@ export function appVolumeName(serviceId: string, volume: string, generation = 0)
 /** One container of an app's service, per revision and data generation: a create repeated after a crash finds it (409) and adopts it. */
 export function appContainerName(serviceId: string, revision: number, appService: string, generation = 0): string {
   return `teaminfra-${serviceId}-r${revision}${generation === 0 ? '' : `-g${generation}`}-${appService}`;
+}
+
+/** The front of a service (service-front.ts): one per service, across revisions. */
+export function frontContainerName(serviceId: string): string {
+  return `teaminfra-${serviceId}-front`;
+}
+
+/** The network on which the front reaches the current revision's web container, by the alias `current`. */
+export function frontNetworkName(serviceId: string): string {
+  return `teaminfra-front-${serviceId}`;
 }

@@ -5,7 +5,6 @@ import type { Database, ServiceState } from '../../db/tables.js';
 import { notFound } from '../../core/errors.js';
 import { findInFlightOperation, type OperationRow } from '../../db/repositories/operations.js';
 import { changeServiceState } from '../state-changes.js';
-import { refuseIfAppCannot } from './app-limits.js';
 import { enqueue, operationInFlight, type RequestContext } from './enqueue.js';
 
 export type ServiceActionKind = 'start' | 'stop' | 'redeploy' | 'delete';
@@ -23,7 +22,6 @@ export async function requestServiceAction(
       .where('id', '=', input.service_id).where('team_id', '=', context.reach.teamId).where('deleted_at', 'is', null)
       .executeTakeFirst();
     if (!service) throw notFound('ERP service');
-    if (kind === 'redeploy') await refuseIfAppCannot(trx, service.id, 'Redeploys');
     await refuseIfBusy(trx, service.id, service.parent_id);
     // Deleting a service deletes its copies: without their parent they could not be listed or reached.
     const copies = kind === 'delete' ? await copiesOf(trx, service.id) : [];

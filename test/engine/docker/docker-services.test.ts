@@ -66,6 +66,8 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
   let token: string;
   let serverId: string;
   let serviceId: string;
+  /** The running copy of serviceId (the mail catcher test makes it). */
+  let stagingId = '';
   let image: string;
 
   const service = async (id: string) => (await send(server.baseUrl, 'GET', `/api/service-erp/${id}`, token)).body;
@@ -145,10 +147,14 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     expect((await service(serviceId)).url).toBe(running.url);
   });
 
-  it('redeploy serves the next revision from a new container and removes the old one', async () => {
+  it('redeploy serves the next revision from a new container at the same url, through the service\'s front, and removes the old one', async () => {
+    const before = await service(serviceId);
     expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/redeploy`)).toMatchObject({ state: 'succeeded' });
     const after = await service(serviceId);
-    expect(after).toMatchObject({ state: 'running', revision: 2 });
+    expect(after).toMatchObject({ state: 'running', revision: 2, url: before.url });
+    // The url's port is the front's, not the revision's: the front forwards to the current revision.
+    const front = await api.json<{ HostConfig: { PortBindings: Record<string, { HostPort: string }[]> } }>('GET', `/containers/teaminfra-${serviceId}-front/json`);
+    expect(front.HostConfig.PortBindings['8080/tcp']?.[0]?.HostPort).toBe(String(portOf(after.url)));
     expect((await fetchText(after.url)).text).toContain('data-revision="2"');
     const containers = (await containersOfServer(api, serverId, 'service')).filter((c) => c.Labels['io.teaminfra.service-id'] === serviceId);
     expect(containers.map((c) => c.Labels['io.teaminfra.revision'])).toEqual(['2']);
@@ -177,6 +183,7 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     const copied = await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/copies`, { name: 'Staging' });
     expect(copied).toMatchObject({ state: 'succeeded' });
     const copyId = copied.service_id as string;
+    stagingId = copyId;
     expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${copyId}/start`)).toMatchObject({ state: 'succeeded' });
     const { url } = await service(copyId);
     const reset = await fetch(`${url}web/reset_password`, { method: 'POST', body: new URLSearchParams({ login: 'admin' }) });
@@ -192,6 +199,33 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     expect(isSealed(stored.mail_password as string)).toBe(true);
     const { mail } = await readDockerState(server.app.db.kysely, server.app.secrets, copyId);
     expect(await copyForCredentials(server.app.db.kysely, mail?.username ?? '', mail?.password ?? '')).toMatchObject({ id: copyId });
+  });
+
+  it('a relay set on the service is in its container at its next redeploy, with its login; its running copy keeps the mail catcher', async () => {
+    const password = 'relay secret p@ss';
+    const set = await send(server.baseUrl, 'PUT', `/api/service-erp/${serviceId}/outgoing-mail`, token, {
+      relay: { host: '93.184.216.34', port: 587, user: 'erp@example.com', password },
+    });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    const envOf = async (id: string) => {
+      const [container] = (await containersOfServer(api, serverId, 'service')).filter((c) => c.Labels['io.teaminfra.service-id'] === id && c.State === 'running');
+      const inspected = await api.json<{ Config: { Env: string[] } }>('GET', `/containers/${container!.Id}/json`);
+      return Object.fromEntries(inspected.Config.Env.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
+    };
+    expect((await envOf(serviceId)).TEAMINFRA_SMTP_HOST).toBe('');
+    const redeployed = await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/redeploy`);
+    expect(redeployed).toMatchObject({ state: 'succeeded' });
+    expect(JSON.stringify(redeployed)).not.toContain(password);
+    expect(await envOf(serviceId)).toMatchObject({
+      TEAMINFRA_SMTP_HOST: '93.184.216.34', TEAMINFRA_SMTP_PORT: '587', TEAMINFRA_SMTP_USER: 'erp@example.com', TEAMINFRA_SMTP_PASSWORD: password,
+    });
+    const copyEnv = await envOf(stagingId);
+    expect(copyEnv.TEAMINFRA_SMTP_HOST).not.toBe('93.184.216.34');
+    expect(JSON.stringify(copyEnv)).not.toContain(password);
+    // Removed, it is gone from the container at the next redeploy too.
+    expect((await send(server.baseUrl, 'PUT', `/api/service-erp/${serviceId}/outgoing-mail`, token, { relay: null })).status).toBe(200);
+    expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/redeploy`)).toMatchObject({ state: 'succeeded' });
+    expect(await envOf(serviceId)).toMatchObject({ TEAMINFRA_SMTP_HOST: '', TEAMINFRA_SMTP_PASSWORD: '' });
   });
 
   it('backup, download and restore: the data is really back, and a safety backup holds what was replaced', async () => {

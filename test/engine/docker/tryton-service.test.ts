@@ -192,13 +192,6 @@ describe.runIf(dockerAvailable)('a Tryton service (app "tryton") on a Docker ser
     expect(login.status).toBe(200);
   }, START_MS + 120_000);
 
-  it('refuses redeploy of the service at once, saying it is not supported yet (backups, restores and copies: tryton-backups, tryton-copies)', async () => {
-    const redeploy = await call('POST', `/api/service-erp/${serviceId}/redeploy`);
-    expect([redeploy.status, redeploy.body.detail]).toEqual([409, 'Redeploys of services of the app tryton are not supported yet.']);
-    // Nothing was queued: the service still runs.
-    expect((await call('GET', `/api/service-erp/${serviceId}`)).body).toMatchObject({ state: 'running' });
-  });
-
   it('delete leaves nothing of the service on the engine (containers, volumes, network) nor its secrets', async () => {
     expect(await actAndWait('DELETE', `/api/service-erp/${serviceId}`, 120_000)).toMatchObject({ state: 'succeeded' });
     expect(await engineObjectsOf(serviceId)).toEqual({ containers: [], volumes: [], networks: [] });

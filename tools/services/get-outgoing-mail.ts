@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { defineCapability } from '../../src/core/capability.js';
+import { readOutgoingRelay } from '../../src/mail/outgoing-relay.js';
+import { OutgoingMailView, ServiceId } from '../schemas.js';
+
+export default defineCapability({
+  name: 'get_outgoing_mail',
+  title: 'Get the outgoing mail relay of an ERP service',
+  description:
+    'Shows the SMTP relay an ERP service\'s outgoing mail goes through (set with set_outgoing_mail): host, port, user, ' +
+    'and whether a password is kept (never the password). null: it sends no email. A copy always has none: its mail ' +
+    'goes to its mail catcher.',
+  permission: 'services:read',
+  target: { kind: 'service', from: 'service_id' },
+  input: z.strictObject({ service_id: ServiceId }),
+  output: OutgoingMailView,
+  http: { method: 'GET', path: '/api/service-erp/{service_id}/outgoing-mail', status: 200 },
+  hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  errors: ['validation_failed', 'not_found'],
+  run: async (input, { db }) => ({ service_id: input.service_id, relay: await readOutgoingRelay(db.kysely, input.service_id) }),
+});
