@@ -4,6 +4,12 @@
 // docker0. It leaves the firewall alone (--iptables=false): published ports are served by
 // docker-proxy on 127.0.0.1, which reaches the containers over the bridge, and containers reach
 // this machine (the mail catcher) at the bridge's own address. Needs root, as dockerd does.
+//
+// Its user-defined networks (a service's own network, its front's) come from an address pool of
+// its own (10.N.0.0/16), never one the first engine uses. Containers on one such network talk to
+// each other (Tryton to its database, a front to its revision); with the first engine's firewall
+// (FORWARD policy DROP, and bridged traffic passing through it) that takes one rule, which only
+// lets the pool's addresses reach each other, added at start and removed at stop.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -40,11 +46,15 @@ export async function startSecondEngine(): Promise<SecondEngine> {
   execFileSync('ip', ['link', 'add', 'name', bridge, 'type', 'bridge']);
   execFileSync('ip', ['addr', 'add', `${subnet}.1/24`, 'dev', bridge]);
   execFileSync('ip', ['link', 'set', bridge, 'up']);
+  const pool = `10.${100 + (parseInt(bridge.slice(4), 16) % 100)}.0.0/16`;
+  const poolRule = ['FORWARD', '-s', pool, '-d', pool, '-j', 'ACCEPT'];
+  const firewalled = onPath('iptables');
+  if (firewalled) execFileSync('iptables', ['-I', ...poolRule]);
   const socket = join(root, 'docker.sock');
   const log = openSync(join(root, 'dockerd.log'), 'a');
   const daemon: ChildProcess = spawn('dockerd', [
     '--host', `unix://${socket}`, '--data-root', join(root, 'data'), '--exec-root', join(root, 'exec'), '--pidfile', join(root, 'docker.pid'),
-    '--bridge', bridge, '--iptables=false', '--ip-forward=false', '--ip-masq=false',
+    '--bridge', bridge, '--iptables=false', '--ip-forward=false', '--ip-masq=false', '--default-address-pool', `base=${pool},size=24`,
   ], { stdio: ['ignore', log, log] });
   const exited = new Promise<void>((resolve) => daemon.once('exit', () => resolve()));
   const host = `unix://${socket}`;
@@ -54,6 +64,9 @@ export async function startSecondEngine(): Promise<SecondEngine> {
     if (daemon.exitCode === null && daemon.signalCode === null) daemon.kill('SIGTERM');
     await Promise.race([exited, sleep(30_000)]);
     execFileSync('ip', ['link', 'del', bridge], { stdio: 'ignore' });
+    if (firewalled) {
+      try { execFileSync('iptables', ['-D', ...poolRule], { stdio: 'ignore' }); } catch { /* already gone */ }
+    }
     rmSync(root, { recursive: true, force: true });
   };
   for (let waited = 0; ; waited += 200) {
