@@ -5,11 +5,8 @@ import { OutgoingMailView, ServiceId } from '../schemas.js';
 
 export default defineCapability({
   name: 'get_outgoing_mail',
-  title: 'Get the outgoing mail relay of an ERP service',
-  description:
-    'Shows the SMTP relay an ERP service\'s outgoing mail goes through (set with set_outgoing_mail): host, port, user, ' +
-    'and whether a password is kept (never the password). null: it sends no email. A copy always has none: its mail ' +
-    'goes to its mail catcher.',
+  title: 'Get an ERP service\'s mail relay',
+  description: 'Shows the SMTP relay an ERP service sends mail through (never its password); null: none. A copy\'s mail is always caught.',
   permission: 'services:read',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId }),
