@@ -162,11 +162,14 @@ describe.runIf(dockerAvailable)('backups and restores of a Tryton service on a D
     const parties = execFileSync('pg_restore', ['--data-only', '--table=party_party', '--file=-', safetyDump], { encoding: 'utf8' });
     expect(parties).toContain('Added after the backup');
 
-    // One generation of data is left (the restored one), used by the service's two containers; no staging network, no one-off container.
+    // One generation of data is left (the restored one), used by the service's two containers
+    // behind its front (redeploys-and-mail.md); no staging network, no one-off container.
     const objects = await engineObjectsOf(serviceId);
     expect(objects.volumes).toEqual([`teaminfra-data-${serviceId}-database-g1`, `teaminfra-data-${serviceId}-files-g1`]);
-    expect(objects.containers).toEqual([`service:/teaminfra-${serviceId}-r1-g1-database`, `service:/teaminfra-${serviceId}-r1-g1-tryton`]);
-    expect(objects.networks).toEqual([`teaminfra-net-${serviceId}`]);
+    expect(objects.containers).toEqual([
+      `front:/teaminfra-${serviceId}-front`, `service:/teaminfra-${serviceId}-r1-g1-database`, `service:/teaminfra-${serviceId}-r1-g1-tryton`,
+    ]);
+    expect([...objects.networks].sort()).toEqual([`teaminfra-front-${serviceId}`, `teaminfra-net-${serviceId}`]);
     session = await trytonSession(url, 'admin', password);
   }, RESTORE_MS + 60_000);
 

@@ -87,8 +87,9 @@ describe.runIf(dockerAvailable)('teaminfra serve killed in the middle of a backu
       const unfinished = db.sqlite.prepare("SELECT count(*) AS count FROM operations WHERE service_id = ? AND state IN ('queued', 'running')").get(id) as { count: number };
       expect(unfinished.count).toBe(0);
       expect(await helpersOf(id)).toEqual([]);
-      // No staging network of a restore or copy is left: one network per service.
-      expect((await networksOfServer(api, serverId)).filter((each) => ofService(id)(each.Labels)).map((each) => each.Name)).toEqual([`teaminfra-net-${id}`]);
+      // No staging network of a restore or copy is left: the service's own network, and its front's once it started.
+      const networks = (await networksOfServer(api, serverId)).filter((each) => ofService(id)(each.Labels)).map((each) => each.Name);
+      expect(networks.filter((name) => name !== `teaminfra-front-${id}`)).toEqual([`teaminfra-net-${id}`]);
     }
     return operation;
   }
