@@ -580,7 +580,7 @@ export class AppServiceDriver {
         throw error;
       }
     }
-    await switchFront(api, service.id, id as string);
+    await switchFront(api, service.id, id as string, this.options.stopGraceMs);
     await waitHealthy(api, front.id, target(front.port), app.deadlines.startMs);
     return { containerId: id as string, running: { pid, port: front.port, revision: service.revision, publishedHost: host } };
   }

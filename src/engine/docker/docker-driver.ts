@@ -295,7 +295,7 @@ export class DockerDriver implements ServiceDriver {
       }
       containerId = id;
     }
-    await switchFront(api, service.id, containerId);
+    await switchFront(api, service.id, containerId, this.options.stopGraceMs);
     await waitHealthy(api, front.id, target(front.port), this.options.startTimeoutMs);
     await keepRunning(api, containerId);
     return { containerId, service: { pid: pid as number, port: front.port, revision: service.revision, publishedHost: host } };

@@ -113,14 +113,18 @@ export async function currentTargets(api: DockerApi, serviceId: string): Promise
   return Object.keys(network?.Containers ?? {}).filter((id) => id !== front?.id);
 }
 
-/** Makes `containerId` the one the front forwards to: connected first, the others disconnected after. */
-export async function switchFront(api: DockerApi, serviceId: string, containerId: string): Promise<void> {
+/** Makes `containerId` the one the front forwards to: connected first, the others stopped and disconnected after. */
+export async function switchFront(api: DockerApi, serviceId: string, containerId: string, stopGraceMs: number): Promise<void> {
   const network = frontNetworkName(serviceId);
   const before = await currentTargets(api, serviceId);
   if (!before.includes(containerId)) {
     await api.json('POST', `/networks/${network}/connect`, { body: { Container: containerId, EndpointConfig: { Aliases: [TARGET_ALIAS] } } });
   }
   for (const other of before.filter((id) => id !== containerId)) {
+    // Stopped while still on the network, so that its app ends its open connections (a keep-alive
+    // client's among them) with a FIN the front passes on; disconnected first, those connections
+    // would vanish without one and the client's next request would hang on them.
+    await stopContainer(api, other, stopGraceMs).catch(() => undefined);
     await api.json('POST', `/networks/${network}/disconnect`, { body: { Container: other, Force: true }, accept: [404] });
   }
 }

@@ -5,24 +5,82 @@
 // `current` and then disconnecting the previous one (src/engine/docker/service-front.ts): the
 // name is resolved per connection, so a switch needs no signal and survives a restart.
 // Runs in the bundled ERP image (erp-image.ts), as PID 1: Node's own modules only.
+import { lookup } from 'node:dns/promises';
 import { createServer, connect, type Socket } from 'node:net';
 
 const LISTEN_PORT = 8080;
 const TARGET_HOST = 'current';
+// A revision's address answers a connection in well under a second. One that does not is an
+// address just switched away from (a removed container's, still in a cache for a moment): a SYN
+// to it would wait for TCP's own timeout, minutes, with the client hanging on. So each address
+// gets this long, then the next one, then a fresh lookup, a few times.
+const CONNECT_TIMEOUT_MS = 1_500;
+const LOOKUPS = 4;
 const targetPort = Number(process.env.TEAMINFRA_FRONT_TARGET_PORT);
 if (!Number.isInteger(targetPort) || targetPort <= 0 || targetPort > 65_535) {
   console.error('TEAMINFRA_FRONT_TARGET_PORT must name the port of the service container.');
   process.exit(2);
 }
 
+/** A connection to one address, or null when it fails or does not answer in time. */
+function connectTo(address: string): Promise<Socket | null> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: address, port: targetPort });
+    const timer = setTimeout(() => { socket.destroy(); resolve(null); }, CONNECT_TIMEOUT_MS);
+    socket.once('connect', () => { clearTimeout(timer); resolve(socket); });
+    socket.once('error', () => { clearTimeout(timer); socket.destroy(); resolve(null); });
+  });
+}
+
+/** The current revision, tried at every address its name has now, looked up again a few times. */
+async function connectToCurrent(): Promise<Socket | null> {
+  for (let attempt = 0; attempt < LOOKUPS; attempt++) {
+    const addresses = await lookup(TARGET_HOST, { all: true }).catch(() => []);
+    for (const { address } of addresses) {
+      const socket = await connectTo(address);
+      if (socket) return socket;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return null;
+}
+
+// Connections forwarded now, by the address of the revision each reaches. A revision switched
+// away from is disconnected from the network and then removed: its end of a connection vanishes
+// without a FIN, so a client that keeps its connection open (HTTP keep-alive) would send its next
+// request into nothing and hang. Every second the name is looked up again, and the connections to
+// an address it no longer has are closed: the client opens a new one, to the revision now current.
+const openPairs = new Set<{ close(): void; address: string }>();
+const SWEEP_MS = 1_000;
+setInterval(() => {
+  if (openPairs.size === 0) return;
+  void lookup(TARGET_HOST, { all: true }).then((addresses) => {
+    const current = new Set(addresses.map(({ address }) => address));
+    for (const pair of openPairs) if (!current.has(pair.address)) pair.close();
+  }, () => undefined);
+}, SWEEP_MS).unref();
+
 function forward(client: Socket): void {
-  const upstream = connect({ host: TARGET_HOST, port: targetPort });
-  // A side that fails or ends takes the other down with it: no half-open pair is kept.
-  const close = () => { client.destroy(); upstream.destroy(); };
-  client.on('error', close).on('close', close);
-  upstream.on('error', close).on('close', close);
-  client.pipe(upstream);
-  upstream.pipe(client);
+  // Held until the revision answers: nothing the client sends meanwhile is lost.
+  client.pause();
+  let closed = false;
+  client.on('error', () => { closed = true; client.destroy(); }).on('close', () => { closed = true; });
+  void connectToCurrent().then((upstream) => {
+    if (!upstream || closed) {
+      upstream?.destroy();
+      client.destroy();
+      return;
+    }
+    // A side that fails or ends takes the other down with it: no half-open pair is kept.
+    const close = () => { client.destroy(); upstream.destroy(); openPairs.delete(pair); };
+    const pair = { close, address: upstream.remoteAddress ?? '' };
+    openPairs.add(pair);
+    client.on('close', close);
+    upstream.on('error', close).on('close', close);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.resume();
+  });
 }
 
 const server = createServer({ noDelay: true }, forward);
