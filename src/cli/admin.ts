@@ -21,6 +21,7 @@ import { createDockerServer, DOCKER_COMMANDS } from './docker-commands.js';
 import { APP_COMMANDS } from './app-commands.js';
 import { RETENTION_COMMANDS } from './retention-commands.js';
 import { MAIL_COMMANDS } from './mail-commands.js';
+import { operatorAudit } from './operator-audit.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
 import { webhookConfigFromEnv } from '../webhooks/config.js';
 import { WebhookRefusal } from '../webhooks/url-safety.js';
@@ -237,9 +238,3 @@ async function assertOwned(db: Kysely<Database>, table: 'servers' | 'erp_service
   }
 }
 
-async function operatorAudit(db: Kysely<Database>, teamId: string, action: string, targetType: string, targetId: string) {
-  await db.insertInto('audit_log').values({
-    id: newId('aud'), team_id: teamId, at: nowIso(), actor_type: 'operator', actor_id: null, channel: 'cli', action,
-    target_type: targetType, target_id: targetId, outcome: 'allowed', code: null, detail: null,
-  }).execute();
-}

@@ -4,10 +4,10 @@
 // from stdin, never from the command line (where `ps` and shell histories would show it).
 import type { Kysely } from 'kysely';
 import { AppError } from '../core/errors.js';
-import { newId, nowIso } from '../db/ids.js';
 import type { Database } from '../db/tables.js';
 import { setOutgoingRelay } from '../mail/outgoing-relay.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import { operatorAudit } from './operator-audit.js';
 import { parseOptions, required } from './options.js';
 import { UsageError } from './usage.js';
 
@@ -40,10 +40,7 @@ async function setOutgoingMail(db: Kysely<Database>, args: string[], stdin: () =
   }
   try {
     const set = await setOutgoingRelay(db, await secrets(), service, relay, { allowPrivate: Boolean(values['allow-private']) });
-    await db.insertInto('audit_log').values({
-      id: newId('aud'), team_id: service.team_id, at: nowIso(), actor_type: 'operator', actor_id: null, channel: 'cli', action: 'set_outgoing_mail',
-      target_type: 'service', target_id: service.id, outcome: 'allowed', code: null, detail: null,
-    }).execute();
+    await operatorAudit(db, service.team_id, 'set_outgoing_mail', 'service', service.id);
     return { service_id: service.id, relay: set, takes_effect: 'at the next start or redeploy of the service' };
   } catch (error) {
     if (error instanceof AppError) throw new UsageError(`${COMMAND}: ${error.detail}`);

@@ -3,7 +3,7 @@
 // touch last-used at most once per token per throttle window instead of writing a row each.
 import type { Kysely } from 'kysely';
 import type { AuditLogTable, Database } from '../db/tables.js';
-import { newId, nowIso } from '../db/ids.js';
+import { newId } from '../db/ids.js';
 import { touchTokensLastUsed } from '../db/repositories/tokens.js';
 
 export type AuditEntry = Omit<AuditLogTable, 'id' | 'at'> & { at?: string };
@@ -13,6 +13,16 @@ export interface AuditOptions {
   lastUsedThrottleMs?: number;
   /** Where a failed flush is reported; the entries are kept for the next attempt. */
   onError?: (error: unknown) => void;
+}
+
+/**
+ * An audit row's id and time, from one clock reading: the activity trail's time filters bound the
+ * id (repositories/activity.ts), so an id a millisecond older than its `at` put an entry on the
+ * wrong side of an `until` equal to its own time.
+ */
+export function auditStamp(at?: string): { id: string; at: string } {
+  const millis = at === undefined ? Date.now() : Date.parse(at);
+  return { id: newId('aud', millis), at: at ?? new Date(millis).toISOString() };
 }
 
 export class AuditLog {
@@ -30,7 +40,7 @@ export class AuditLog {
   }
 
   record(entry: AuditEntry): void {
-    this.pendingEntries.push({ ...entry, id: newId('aud'), at: entry.at ?? nowIso() });
+    this.pendingEntries.push({ ...entry, ...auditStamp(entry.at) });
   }
 
   /** Notes a use of a token; persisted at most once per throttle window. */

@@ -8,11 +8,13 @@ let sequence = 0;
 
 export type IdPrefix = 'team' | 'usr' | 'srv' | 'svc' | 'tok' | 'op' | 'opt' | 'bak' | 'eml' | 'wh' | 'evt' | 'dlv' | 'aud' | 'dec';
 
-export function newId(prefix: IdPrefix): string {
-  const now = Date.now();
+/** A new id; `now` is the millisecond it carries, for a row whose time column must agree with it (audit.ts). */
+export function newId(prefix: IdPrefix, now = Date.now()): string {
   // Within one millisecond the sequence keeps ids of one process in creation order.
-  sequence = now === lastMillis ? sequence + 1 : 0;
-  lastMillis = now;
+  if (now >= lastMillis) {
+    sequence = now === lastMillis ? sequence + 1 : 0;
+    lastMillis = now;
+  }
   const time = now.toString(36).padStart(9, '0') + ALPHABET[sequence % 36];
   const bytes = randomBytes(10);
   let random = '';
