@@ -533,3 +533,23 @@ CREATE INDEX IF NOT EXISTS backups_service_kind ON backups (service_id, kind, cr
 CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_id);
 CREATE INDEX IF NOT EXISTS backups_operation ON backups (operation_id);
 CREATE INDEX IF NOT EXISTS decisions_operation ON decisions (operation_id);
+
+-- The search of services by part of a name (src/db/repositories/service-name-search.ts): every
+-- three characters of each name, lowered, so that a search starts from the team's rarest of its
+-- own three-character pieces instead of walking all the team's names. Written in SQL, by the
+-- database's own lower() and substr(), so that a search's pieces are cut and lowered the same way.
+-- name_positions holds 1..100, the bound of a name (tools/schemas.ts, DisplayName).
+CREATE TABLE IF NOT EXISTS name_positions (n INTEGER PRIMARY KEY);
+WITH RECURSIVE counted (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM counted WHERE n < 100)
+INSERT INTO name_positions (n) SELECT n FROM counted WHERE true ON CONFLICT DO NOTHING;
+CREATE TABLE IF NOT EXISTS service_name_grams (
+  team_id       TEXT NOT NULL,
+  gram          TEXT NOT NULL,
+  service_id    TEXT NOT NULL REFERENCES erp_services (id) ON DELETE CASCADE,
+  PRIMARY KEY (team_id, gram, service_id)
+);
+CREATE INDEX IF NOT EXISTS service_name_grams_service ON service_name_grams (service_id);
+-- The pieces of services made before this table existed (or inserted by hand), once.
+INSERT INTO service_name_grams (team_id, gram, service_id)
+SELECT s.team_id, lower(substr(s.name, p.n, 3)), s.id FROM erp_services s JOIN name_positions p ON p.n <= length(s.name) - 2
+WHERE NOT EXISTS (SELECT 1 FROM service_name_grams g WHERE g.service_id = s.id) ON CONFLICT DO NOTHING;

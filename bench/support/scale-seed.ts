@@ -6,6 +6,7 @@
 import { createApp, defaultConfig } from '../../src/app.js';
 import { newId, nowIso } from '../../src/db/ids.js';
 import { createSession } from '../../src/db/repositories/panel-sessions.js';
+import { indexServiceNames } from '../../src/db/repositories/service-name-search.js';
 import { createToken } from '../../src/db/repositories/tokens.js';
 import { insertTeam, upsertMember } from '../../src/db/repositories/teams.js';
 
@@ -54,6 +55,8 @@ export async function seedScale(dataDir: string, services: number): Promise<Scal
       serviceIds.forEach((id, i) => service.run(id, teamId, serverIds[i % serverIds.length], null, `Customer ${i + 1} ERP`, STATES[i % STATES.length], now, now));
       copyIds.forEach((id, i) => service.run(id, teamId, serverIds[i % serverIds.length], serviceIds[i * 10], `Customer ${i * 10 + 1} staging`, 'stopped', now, now));
     })();
+    // Services inserted by hand get their name's pieces as every insertService writes them.
+    await indexServiceNames(db);
 
     const token = (name: string, fullAccess: boolean, permissions: string[], serviceIdsOfToken: string[] | null) => createToken(db, {
       teamId, name, source: 'panel', acceptedBy: 'both', fullAccess, permissions: permissions as never, serviceIds: serviceIdsOfToken,

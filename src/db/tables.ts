@@ -183,6 +183,10 @@ export interface SecretsKeyCheckTable {
   id: string; sealed: string;
 }
 
+/** Positions 1..100 in a name, and every three characters of each service's name (schema.sql). */
+export interface NamePositionsTable { n: number }
+export interface ServiceNameGramsTable { team_id: string; gram: string; service_id: string }
+
 export interface Database {
   teams: TeamsTable;
   users: UsersTable;
@@ -218,4 +222,6 @@ export interface Database {
   team_backup_schedule_defaults: TeamBackupScheduleDefaultsTable;
   row_retention_settings: RowRetentionSettingsTable;
   maintenance_leases: MaintenanceLeasesTable;
+  name_positions: NamePositionsTable;
+  service_name_grams: ServiceNameGramsTable;
 }

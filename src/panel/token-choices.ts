@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import type { App } from '../app.js';
 import type { Database } from '../db/tables.js';
 import { nameContains, searchTerm } from '../db/repositories/name-search.js';
+import { serviceIdsNamed } from '../db/repositories/service-name-search.js';
 import { requireTeamSession } from './session-guard.js';
 import type { Choices, FormBody, KnownChoices } from './token-form.js';
 
@@ -23,17 +24,12 @@ const bounded = (ids: string[]) => [...new Set(ids)].slice(0, 1000);
 
 /** Services that are no copy, live, of the team: the ones with these ids, or the first matching a search. */
 async function findServices(db: Kysely<Database>, teamId: string, by: { ids: string[] } | { search: string; excluding: string[] }): Promise<ServiceChoice[]> {
-  let query = db.selectFrom('erp_services').select(['id', 'name'])
-    .where('team_id', '=', teamId).where('parent_id', 'is', null).where('deleted_at', 'is', null);
-  if ('ids' in by) {
-    if (by.ids.length === 0) return [];
-    query = query.where('id', 'in', by.ids);
-  } else {
-    if (by.search) query = query.where(nameContains(db, 'name', by.search));
-    if (by.excluding.length > 0) query = query.where('id', 'not in', by.excluding);
-    query = query.limit(CHOICE_MATCHES);
-  }
-  const rows = await query.orderBy('id').execute();
+  const ids = 'ids' in by ? by.ids
+    : await serviceIdsNamed(db, { teamId, search: by.search, excluding: by.excluding, limit: CHOICE_MATCHES });
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('erp_services').select(['id', 'name'])
+    .where('team_id', '=', teamId).where('parent_id', 'is', null).where('deleted_at', 'is', null)
+    .where('id', 'in', ids).orderBy('id').execute();
   const copies = await countCopies(db, rows.map((row) => row.id));
   return rows.map((row) => ({ ...row, copies: copies.get(row.id) ?? 0 }));
 }

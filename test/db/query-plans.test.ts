@@ -92,6 +92,12 @@ const REACHED_SERVICES = [
     'SEARCH c USING COVERING INDEX erp_services_parent_id (parent_id=?)',
   ];
 
+// How many of the team's services hold each piece of a search, each count a range cut at RARE_ENOUGH + 1.
+const PIECE_COUNTS = [
+  'SCAN CONSTANT ROW', 'SCALAR SUBQUERY 2', 'CO-ROUTINE held',
+  'SEARCH service_name_grams USING COVERING INDEX sqlite_autoindex_service_name_grams_1 (team_id=? AND gram=?)', 'SCAN held',
+];
+
 describe(`query plans (${engine})`, () => {
   let test: TestDatabase;
   let fixture: Fixture;
@@ -217,8 +223,17 @@ describe(`query plans (${engine})`, () => {
     { name: 'the overview\'s page of services', read: (db) => listTopLevelServicesPage(db, fixture.teamId, { search: '', limit: 50 }), sqlite: [
       'SEARCH s USING INDEX erp_services_team (team_id=?)', 'SEARCH v USING INDEX sqlite_autoindex_servers_1 (id=?) LEFT-JOIN',
     ] },
+    // A search by name: how many services hold each of its three-character pieces (each count
+    // one bounded range), the services holding the rarest, then those by key.
     { name: 'the overview\'s search by name', read: (db) => listTopLevelServicesPage(db, fixture.teamId, { search: 'erp', limit: 50, afterId: fixture.serviceIds[0] }), sqlite: [
-      ['SEARCH erp_services USING COVERING INDEX erp_services_team_names (team_id=? AND id>?)'],
+      PIECE_COUNTS,
+      ['SEARCH service_name_grams USING COVERING INDEX sqlite_autoindex_service_name_grams_1 (team_id=? AND gram=?)'],
+      ['SEARCH erp_services USING COVERING INDEX erp_services_team_names (team_id=? AND id=? AND parent_id=? AND deleted_at=?)'],
+      ['SEARCH s USING INDEX erp_services_team_names (team_id=? AND id=? AND parent_id=? AND deleted_at=?)', 'SEARCH v USING INDEX sqlite_autoindex_servers_1 (id=?) LEFT-JOIN'],
+    ] },
+    // Shorter than a piece: the walk of the team's names that meets a page of common matches early.
+    { name: 'the overview\'s search by two characters', read: (db) => listTopLevelServicesPage(db, fixture.teamId, { search: 'rp', limit: 50 }), sqlite: [
+      ['SEARCH erp_services USING COVERING INDEX erp_services_team_names (team_id=?)'],
       ['SEARCH s USING INDEX erp_services_team_names (team_id=? AND id=? AND parent_id=? AND deleted_at=?)', 'SEARCH v USING INDEX sqlite_autoindex_servers_1 (id=?) LEFT-JOIN'],
     ] },
     { name: 'the overview\'s copies of a page', read: (db) => copiesOfServices(db, fixture.serviceIds, 10), sqlite: [
@@ -235,10 +250,13 @@ describe(`query plans (${engine})`, () => {
       services: fixture.serviceIds.slice(0, 2), service_search: 'erp', servers: [fixture.serverIds[0]!], server_search: 'a',
     }), sqlite: [
       ['SEARCH erp_services USING COVERING INDEX erp_services_team_names (team_id=? AND id=? AND parent_id=? AND deleted_at=?)'],
-      ['SEARCH erp_services USING COVERING INDEX erp_services_team_names (team_id=?)'],
+      PIECE_COUNTS,
       ['SEARCH servers USING INDEX sqlite_autoindex_servers_1 (id=?)'],
       ['SEARCH servers USING INDEX servers_team (team_id=?)'],
       ['SEARCH erp_services USING INDEX erp_services_parent_id (parent_id=?)'],
+      ['SEARCH service_name_grams USING COVERING INDEX sqlite_autoindex_service_name_grams_1 (team_id=? AND gram=?)'],
+      ['SEARCH erp_services USING COVERING INDEX erp_services_team_names (team_id=? AND id=? AND parent_id=? AND deleted_at=?)'],
+      ['SEARCH erp_services USING COVERING INDEX erp_services_team_names (team_id=? AND id=? AND parent_id=? AND deleted_at=?)'],
       ['SEARCH erp_services USING INDEX erp_services_parent_id (parent_id=?)'],
     ] },
     { name: 'the ids a token form sent', read: (db) => knownChoices(db, fixture.teamId, { services: fixture.serviceIds.slice(0, 2), servers: fixture.serverIds }), sqlite: [

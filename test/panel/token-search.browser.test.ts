@@ -5,6 +5,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, nowIso } from '../../src/db/ids.js';
 import { insertServer } from '../../src/db/repositories/servers.js';
+import { indexServiceNames } from '../../src/db/repositories/service-name-search.js';
 import { insertTeam } from '../../src/db/repositories/teams.js';
 import type { Database } from '../../src/db/tables.js';
 import { CHOICE_MATCHES } from '../../src/panel/token-choices.js';
@@ -32,6 +33,7 @@ describe('the token form\'s service search in headless Chromium', () => {
     }));
     await db.transaction().execute(async (trx) => {
       for (let start = 0; start < rows.length; start += 500) await trx.insertInto('erp_services').values(rows.slice(start, start + 500)).execute();
+      await indexServiceNames(trx);
     });
     await seedMembers(server.app, teamId, PASSWORD, ['owner']);
     browser = await launchHeadless();

@@ -3,7 +3,7 @@
 // page, whatever the size of the team; copies are fetched for the page's services only, by key.
 import type { Kysely } from 'kysely';
 import type { Database } from '../tables.js';
-import { nameContains } from './name-search.js';
+import { serviceIdsNamed } from './service-name-search.js';
 
 export interface OverviewService { id: string; name: string; state: string; revision: number; server_name: string | null }
 
@@ -15,7 +15,7 @@ export async function listTopLevelServicesPage(
     .select(['s.id', 's.name', 's.state', 's.revision', 'v.name as server_name'])
     .where('s.team_id', '=', teamId).where('s.parent_id', 'is', null).where('s.deleted_at', 'is', null);
   if (page.search) {
-    // The matching ids first, from erp_services_team_names alone; then their rows, by key.
+    // The matching ids first (service-name-search.ts); then their rows, by key.
     const ids = await matchingServiceIds(db, teamId, page);
     if (ids.length === 0) return [];
     query = query.where('s.id', 'in', ids);
@@ -28,10 +28,7 @@ export async function listTopLevelServicesPage(
 export async function matchingServiceIds(
   db: Kysely<Database>, teamId: string, page: { afterId?: string | undefined; search: string; limit: number },
 ): Promise<string[]> {
-  let query = db.selectFrom('erp_services').select('id')
-    .where('team_id', '=', teamId).where('parent_id', 'is', null).where('deleted_at', 'is', null).where(nameContains(db, 'name', page.search));
-  if (page.afterId) query = query.where('id', '>', page.afterId);
-  return (await query.orderBy('id').limit(page.limit + 1).execute()).map((row) => row.id);
+  return serviceIdsNamed(db, { teamId, search: page.search, afterId: page.afterId || undefined, limit: page.limit + 1 });
 }
 
 /** The live copies of the given services, grouped by service in one pass, at most `perService` each. */

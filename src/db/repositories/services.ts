@@ -6,6 +6,7 @@ import type { Reach } from '../../core/principal.js';
 import { fastPathFor } from '../connect.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';
 import { newId, nowIso } from '../ids.js';
+import { indexServiceNames } from './service-name-search.js';
 
 export const SERVICE_COLUMNS = [
   's.id', 's.name', 's.server_id', 's.parent_id', 's.state', 's.revision', 's.port', 's.published_host', 's.created_at', 's.updated_at',
@@ -89,5 +90,6 @@ export async function insertService(
     state: values.state ?? 'stopped', revision: 1, port: null, pid: null, outgoing_smtp: null, mail_username: null,
     mail_password_hash: null, state_reason: null, created_at: now, updated_at: now, deleted_at: null, app: values.app ?? null,
   }).execute();
+  await indexServiceNames(db, [id]);
   return id;
 }

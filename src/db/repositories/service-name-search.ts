@@ -1,0 +1,94 @@
+// Services found by part of their name, at a cost that does not grow with the team.
+//
+// A search of three characters or more looks first at how many of the team's services hold each
+// of its three-character pieces (service_name_grams, counted only up to RARE_ENOUGH), and reads
+// the candidates of the rarest piece: one index range of at most RARE_ENOUGH rows, then the
+// candidates by key, each checked against the whole search. "Customer 5001 ERP" among ten
+// thousand "Customer N ERP" reads the few services holding "001", not ten thousand names.
+//
+// When every piece is common (a short search, or "ERP" in a team whose every name holds it), the
+// matches are common too, and a walk of the team's names in id order meets a page of them early:
+// that walk is the old way, kept for those searches. What neither serves quickly is a search
+// whose pieces are each common but whose whole is rare; that walk reads the team's names
+// (docs/panel.md says so).
+import type { Kysely, Transaction } from 'kysely';
+import { sql } from '../kysely-runtime.js';
+import type { Database } from '../tables.js';
+import { nameContains } from './name-search.js';
+
+/** A piece held by at most this many of a team's services starts the search from its own rows. */
+export const RARE_ENOUGH = 200;
+/** Pieces of a long search weighed at most: any few distinctive pieces find the rare one. */
+const PIECES_WEIGHED = 12;
+
+export interface NameSearch {
+  teamId: string;
+  search: string;
+  /** Only services after this id (the page's cursor). */
+  afterId?: string | undefined;
+  /** Services never offered (those a form already shows as chosen). */
+  excluding?: string[] | undefined;
+  limit: number;
+}
+
+/** Ids of the team's live services (no copy) whose name contains the search, in id order, at most `limit`. */
+export async function serviceIdsNamed(db: Kysely<Database>, by: NameSearch): Promise<string[]> {
+  const rarest = await rarestPiece(db, by.teamId, by.search);
+  let query = db.selectFrom('erp_services').select('id')
+    .where('team_id', '=', by.teamId).where('parent_id', 'is', null).where('deleted_at', 'is', null);
+  if (by.search) query = query.where(nameContains(db, 'name', by.search));
+  if (rarest !== undefined) {
+    if (rarest.count === 0) return [];
+    const candidates = await db.selectFrom('service_name_grams').select('service_id')
+      .where('team_id', '=', by.teamId).where('gram', '=', sql<string>`lower(${rarest.piece})`).execute();
+    if (candidates.length === 0) return [];
+    query = query.where('id', 'in', candidates.map((row) => row.service_id));
+  }
+  if (by.afterId !== undefined) query = query.where('id', '>', by.afterId);
+  if (by.excluding && by.excluding.length > 0) query = query.where('id', 'not in', by.excluding);
+  return (await query.orderBy('id').limit(by.limit).execute()).map((row) => row.id);
+}
+
+/**
+ * The search's piece held by the fewest of the team's services, if one is held by at most
+ * RARE_ENOUGH; undefined when the search is shorter than a piece or every piece is common.
+ */
+async function rarestPiece(db: Kysely<Database>, teamId: string, search: string): Promise<{ piece: string; count: number } | undefined> {
+  const pieces = piecesOf(search);
+  if (pieces.length === 0) return undefined;
+  // One statement for all: each count stops at RARE_ENOUGH + 1 rows of its range.
+  const row = await db.selectNoFrom((eb) => pieces.map((piece, index) => eb.selectFrom(
+    eb.selectFrom('service_name_grams').select(sql<number>`1`.as('one'))
+      .where('team_id', '=', teamId).where('gram', '=', sql<string>`lower(${piece})`).limit(RARE_ENOUGH + 1).as('held'),
+  ).select((inner) => inner.fn.countAll<number | string>().as('count')).as(`p${index}`))).executeTakeFirstOrThrow() as Record<string, number | string>;
+  let rarest: { piece: string; count: number } | undefined;
+  pieces.forEach((piece, index) => {
+    const count = Number(row[`p${index}`]);
+    if (count <= RARE_ENOUGH && (rarest === undefined || count < rarest.count)) rarest = { piece, count };
+  });
+  return rarest;
+}
+
+/** The search's distinct three-character pieces (by code point, as SQL's substr counts), at most PIECES_WEIGHED spread over it. */
+export function piecesOf(search: string): string[] {
+  const chars = Array.from(search);
+  const all = [...new Set(chars.slice(0, -2).map((_, at) => chars.slice(at, at + 3).join('')))];
+  if (all.length <= PIECES_WEIGHED) return all;
+  return Array.from({ length: PIECES_WEIGHED }, (_, i) => all[Math.floor((i * all.length) / PIECES_WEIGHED)]!);
+}
+
+/**
+ * Writes the pieces of the given services' names (or, with no ids, of every service that has
+ * none), as schema.sql does at start: for services inserted after it, in their own transaction.
+ */
+export async function indexServiceNames(db: Kysely<Database> | Transaction<Database>, serviceIds?: string[]): Promise<void> {
+  if (serviceIds !== undefined && serviceIds.length === 0) return;
+  let services = db.selectFrom('erp_services as s')
+    .innerJoin('name_positions as p', (join) => join.on('p.n', '<=', sql<number>`length(s.name) - 2`))
+    .select(['s.team_id', sql<string>`lower(substr(s.name, p.n, 3))`.as('gram'), 's.id as service_id']);
+  services = serviceIds === undefined
+    ? services.where((eb) => eb.not(eb.exists(eb.selectFrom('service_name_grams as g').select('g.service_id').whereRef('g.service_id', '=', 's.id'))))
+    : services.where('s.id', 'in', serviceIds);
+  await db.insertInto('service_name_grams').columns(['team_id', 'gram', 'service_id']).expression(services)
+    .onConflict((conflict) => conflict.doNothing()).execute();
+}
