@@ -27,6 +27,7 @@ import type { AppContainer, AppDefinition } from '../apps/app-definition.js';
 import { ADMIN_PASSWORD_SECRET, sealInitialCredentials, type SealedInitialCredentials } from '../apps/initial-credentials.js';
 import { renderEnvironment } from '../apps/render-environment.js';
 import { smtpUri } from '../apps/smtp-uri.js';
+import { mailRelayOf } from './mail-relay-of.js';
 import { DriverError, type BackupFile, type RestoreHooks, type RunningService, type ServiceSpec, type ServiceStatus, type StartHooks } from '../driver.js';
 import { readAppManifest, type AppArchiveManifest } from './app-archive.js';
 import {
@@ -48,7 +49,6 @@ import type { EngineRegistry } from './engine-registry.js';
 import { appContainerName, appNetworkName, appVolumeName, dataVolumeName, generationOf, LABEL, labelsOf } from './labels.js';
 import { choosePort } from './ports.js';
 import { deleteServiceSecrets, ensureServiceSecrets, readServiceSecrets } from './service-secrets.js';
-import { relayLoginOf } from '../../mail/outgoing-relay.js';
 
 export interface AppServiceDriverOptions {
   db: Kysely<Database>;
@@ -432,7 +432,7 @@ export class AppServiceDriver {
   /** The values `${NAME}` may name: the service's secrets (opened now) and the built-ins. */
   private async valuesOf(service: ServiceSpec, host: string, port: number | null): Promise<Record<string, string>> {
     const secrets = await readServiceSecrets(this.options.db, this.options.secrets, service.id);
-    const smtp = await this.smtpOf(service);
+    const smtp = await mailRelayOf(this.options, service);
     return {
       ...secrets,
       TEAMINFRA_SERVICE_ID: service.id, TEAMINFRA_SERVICE_NAME: service.name, TEAMINFRA_REVISION: String(service.revision),
@@ -440,25 +440,6 @@ export class AppServiceDriver {
       TEAMINFRA_SMTP_HOST: smtp?.host ?? '', TEAMINFRA_SMTP_PORT: smtp ? String(smtp.port) : '',
       TEAMINFRA_SMTP_USER: smtp?.user ?? '', TEAMINFRA_SMTP_PASSWORD: smtp?.password ?? '', TEAMINFRA_SMTP_URI: smtpUri(smtp),
     };
-  }
-
-  /**
-   * Where the service's mail goes: a copy's always to the mail catcher (with the login the
-   * catcher gave it), whatever it was given; a production service's to its relay
-   * (set_outgoing_mail), with its login; none without one.
-   */
-  private async smtpOf(service: ServiceSpec): Promise<{ host: string; port: number; user: string | null; password: string | null } | null> {
-    const copy = service.parentId !== null;
-    const relay = copy ? this.options.containerMailRelay() : service.outgoingSmtp;
-    if (!relay) return null;
-    const separator = relay.lastIndexOf(':');
-    const address = { host: relay.slice(0, separator), port: Number(relay.slice(separator + 1)) };
-    if (copy) {
-      const { mail } = await readDockerState(this.options.db, this.options.secrets, service.id);
-      return { ...address, user: mail?.username ?? null, password: mail?.password ?? null };
-    }
-    const login = await relayLoginOf(this.options.db, this.options.secrets, service.id);
-    return { ...address, user: login?.user ?? null, password: login?.password ?? null };
   }
 
   private shared(service: ServiceSpec, container: AppContainer, values: Record<string, string>, generation: number, network = appNetworkName(service.id)) {

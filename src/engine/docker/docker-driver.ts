@@ -31,6 +31,7 @@ import { choosePort } from './ports.js';
 import { AppServiceDriver, runsAnApp } from './app-service-driver.js';
 import { removeNetworks } from './app-containers.js';
 import { relayLoginOf } from '../../mail/outgoing-relay.js';
+import { mailRelayOf } from './mail-relay-of.js';
 import { ensureFront, findFront, frontStatus, removeFront, stopFront, switchFront } from './service-front.js';
 
 export interface DockerDriverOptions {
@@ -275,14 +276,14 @@ export class DockerDriver implements ServiceDriver {
       existing = undefined;
     }
     if (containerId === undefined) {
-      const { volume, mail } = await readDockerState(this.options.db, this.options.secrets, service.id);
+      const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
       await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
       const id = existing?.id ?? await createServiceContainer(api, {
         serviceId: service.id, serverId: service.server.id, revision: service.revision, volume, contract,
         bindAddress, port: null, limits: containerLimitsOf(service.server.docker?.limits),
         env: containerEnvOf({
           serviceId: service.id, name: service.name, revision: service.revision, publicUrl: `http://${host}:${front.port}`,
-          smtp: await this.smtpOf(service, mail),
+          smtp: await mailRelayOf(this.options, service),
         }),
       });
       const published = await startOnEnginePort(api, id, contract.port);
@@ -309,21 +310,6 @@ export class DockerDriver implements ServiceDriver {
   private async retireUnfronted(api: DockerApi, service: ServiceSpec): Promise<void> {
     if (await findFront(api, service.id)) return;
     await this.removeContainers(api, await listServiceContainers(api, service.id));
-  }
-
-  /**
-   * The mail relay of a copy is always the mail catcher, with the login the catcher gave it; a
-   * production service's is its own relay (set_outgoing_mail) with that relay's login.
-   */
-  private async smtpOf(service: ServiceSpec, mail: { username: string; password: string } | null) {
-    const copy = service.parentId !== null;
-    const relay = copy ? this.options.containerMailRelay() : service.outgoingSmtp;
-    if (!relay) return null;
-    const separator = relay.lastIndexOf(':');
-    const address = { host: relay.slice(0, separator), port: Number(relay.slice(separator + 1)) };
-    if (copy) return { ...address, username: mail?.username ?? null, password: mail?.password ?? null };
-    const login = await relayLoginOf(this.options.db, this.options.secrets, service.id);
-    return { ...address, username: login?.user ?? null, password: login?.password ?? null };
   }
 
   /**

@@ -21,7 +21,7 @@ export interface ContainerSettings {
   name: string;
   revision: number;
   publicUrl: string;
-  smtp: { host: string; port: number; username: string | null; password: string | null } | null;
+  smtp: { host: string; port: number; user: string | null; password: string | null } | null;
 }
 
 export function containerEnvOf(settings: ContainerSettings): string[] {
@@ -33,7 +33,7 @@ export function containerEnvOf(settings: ContainerSettings): string[] {
     `${CONTAINER_ENV.publicUrl}=${settings.publicUrl}`,
     `${CONTAINER_ENV.smtpHost}=${smtp?.host ?? ''}`,
     `${CONTAINER_ENV.smtpPort}=${smtp?.port ?? ''}`,
-    `${CONTAINER_ENV.smtpUser}=${smtp?.username ?? ''}`,
+    `${CONTAINER_ENV.smtpUser}=${smtp?.user ?? ''}`,
     `${CONTAINER_ENV.smtpPassword}=${smtp?.password ?? ''}`,
   ];
 }
