@@ -29,7 +29,9 @@ export async function teamTimeZone(db: Kysely<Database>, teamId: string): Promis
 export async function saveSchedule(
   db: Kysely<Database>, row: Pick<ScheduleRow, 'service_id' | 'team_id' | 'next_run_at' | 'updated_at'> & BackupScheduleFields,
 ): Promise<void> {
-  const { service_id: _service, team_id: _team, ...changes } = row;
+  const { service_id: _service, team_id: _team, ...fields } = row;
+  // A schedule turned off takes nothing more, not even the retry of a slot that failed before.
+  const changes = row.frequency === 'off' ? { ...fields, retry_at: null } : fields;
   await db.insertInto('backup_schedules').values({ ...row, current_backup_id: null, attempts: 0, retry_at: null })
     .onConflict((conflict) => conflict.column('service_id').doUpdateSet(changes)).execute();
 }
@@ -55,7 +57,7 @@ export async function listServicesWithoutSchedule(db: Kysely<Database>, limit: n
 export async function listDueSchedules(db: Kysely<Database>, now: string, limit: number) {
   return db.selectFrom('backup_schedules as b').innerJoin('erp_services as s', 's.id', 'b.service_id')
     .innerJoin('teams as t', 't.id', 'b.team_id')
-    .select(['b.service_id', 'b.team_id', 'b.frequency', 'b.time_of_day', 'b.next_run_at', 's.server_id', 's.parent_id', 's.app', 's.deleted_at', 't.timezone'])
+    .select(['b.service_id', 'b.team_id', 'b.frequency', 'b.time_of_day', 'b.next_run_at', 's.server_id', 's.parent_id', 's.deleted_at', 't.timezone'])
     .where('b.next_run_at', '<=', now).orderBy('b.next_run_at').limit(limit).execute();
 }
 

@@ -104,8 +104,8 @@ export class BackupScheduler {
     return inWriteTransaction(this.db.kysely, async (trx) => {
       const next = nextSlotAfter(due, now, due.timezone);
       const nextRunAt = due.deleted_at !== null || next === null ? null : new Date(next).toISOString();
-      // Nothing to back up: a deleted service, or an app whose backups are not supported yet.
-      if (due.deleted_at !== null || (due.app !== null && due.app !== 'demo')) {
+      // Nothing to back up: a deleted service, whose schedule then has no next slot.
+      if (due.deleted_at !== null) {
         await takeSlot(trx, due.service_id, slot, { next: nextRunAt, backupId: null, retryAt: null, at });
         return null;
       }

@@ -163,6 +163,25 @@ describe('the backup scheduler', () => {
     expect((await scheduledBackups(node.app, serviceId)).map((backup) => backup.state)).toEqual(['failed', 'failed', 'failed', 'completed']);
   });
 
+  it('tries a failed slot no more once the schedule is turned off', async () => {
+    const location = await place();
+    const node = await startNode(location, { now: Date.parse('2025-03-01T00:00:00Z') }, { backupRetryDelayMs: 10 * 60_000, backupMaxAttempts: 3 });
+    const { serviceId } = await oneScheduledService(node);
+    await node.app.engine.scheduler.tick();
+    mkdirSync(join(location.dataDir, 'backups'), { recursive: true });
+    writeFileSync(join(location.dataDir, 'backups', serviceId), 'not a folder');
+    node.clock.now = Date.parse('2025-03-01T03:00:00Z');
+    expect((await node.app.engine.scheduler.tick()).queued).toHaveLength(1);
+    await settled(node.app, serviceId);
+
+    await writeSchedule(node.app.db.kysely, serviceId, { frequency: 'off', time: '03:00', keep_daily: 7, keep_weekly: 4, keep_monthly: 6 }, node.clock.now);
+    for (const minutes of [10, 20, 30]) {
+      node.clock.now = Date.parse('2025-03-01T03:00:00Z') + minutes * 60_000;
+      expect((await node.app.engine.scheduler.tick()).queued).toEqual([]);
+    }
+    expect((await scheduledBackups(node.app, serviceId)).map((backup) => backup.state)).toEqual(['failed']);
+  });
+
   it('after 40 simulated days keeps exactly the backups retention names (7 daily, 4 weekly, 6 monthly), a manual one, and one a pending restore names', async () => {
     const start = Date.parse('2025-01-01T00:00:00Z');
     const node = await startNode(await place(), { now: start });

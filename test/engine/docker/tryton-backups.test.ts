@@ -41,6 +41,8 @@ describe.runIf(dockerAvailable)('backups and restores of a Tryton service on a D
   let backupId: string;
   let archive: Buffer;
   const answers: string[] = [];
+  /** The backup scheduler's clock, moved by the test (it ticks only when the test asks). */
+  const clock = { now: Date.now() };
 
   const call = async (method: string, path: string, body?: object) => {
     const answer = await send(server.baseUrl, method, path, token, body);
@@ -83,7 +85,9 @@ describe.runIf(dockerAvailable)('backups and restores of a Tryton service on a D
 
   beforeAll(async () => {
     await buildAppImages(api, tryton, () => undefined);
-    server = await startTestServer({ engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 20_000 } }, {}, { engine: true });
+    server = await startTestServer({
+      engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 20_000, clock: () => clock.now, backupScheduleIntervalMs: 0 },
+    }, {}, { engine: true });
     team = await seedTeam(server.app);
     token = (await makeToken(server.app, team.teamId)).value;
     const image = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
@@ -229,6 +233,21 @@ describe.runIf(dockerAvailable)('backups and restores of a Tryton service on a D
     expect(await actAndWait('POST', `/api/service-erp/${serviceId}/start`, TRYTON_START_MS)).toMatchObject({ state: 'succeeded' });
     expect((await whatTheTeamSees()).parties).toEqual(['Acme Hosting']);
   }, RESTORE_MS + TRYTON_START_MS + 12 * 60_000);
+
+  it('takes its scheduled backup when its slot comes, as any service: kind scheduled, its database dumped', async () => {
+    // The first tick gives the service its schedule (the team's default: daily); a day later its slot is due.
+    await server.app.engine.scheduler.tick();
+    clock.now = Date.now() + 25 * 3_600_000;
+    const { queued } = await server.app.engine.scheduler.tick();
+    const ours = await server.app.db.kysely.selectFrom('backups').select(['id', 'operation_id'])
+      .where('id', 'in', queued.length > 0 ? queued : ['none']).where('service_id', '=', serviceId).execute();
+    expect(ours).toHaveLength(1);
+    const done = await waitForOperation(server.baseUrl, token, ours[0]!.operation_id!, 10 * 60_000);
+    expect(done, JSON.stringify(done)).toMatchObject({ state: 'succeeded' });
+    expect((await call('GET', `/api/backups/${ours[0]!.id}`)).body).toMatchObject({ state: 'completed', kind: 'scheduled', service_id: serviceId });
+    const entries = await archiveEntries((await download(ours[0]!.id)).bytes, join(scratch, 'scheduled.tar.zst'));
+    expect(entries.map((entry) => entry.name)).toEqual(expect.arrayContaining(['teaminfra-app.json', 'database/tryton.dump']));
+  }, 11 * 60_000);
 
   it('the service\'s database and admin passwords are in no answer and no reason', async () => {
     const secrets = await readServiceSecrets(server.app.db.kysely, server.app.secrets, serviceId);
