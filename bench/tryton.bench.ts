@@ -58,24 +58,8 @@ export default async function trytonBench(): Promise<TrytonBenchFigures> {
   const { app, baseUrl, dataDir, teamId, token } = bench;
   let serverId = '';
   try {
-    const call = async (method: string, path: string, body?: object) => {
-      const response = await fetch(baseUrl + path, {
-        method, headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...(body ? { 'Content-Type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      return { status: response.status, body: (await response.json()) as Record<string, any> };
-    };
-    const timed = async (method: string, path: string, body?: object): Promise<{ ms: number; operation: Record<string, any> }> => {
-      const started = performance.now();
-      const accepted = await call(method, path, body);
-      if (accepted.status !== 202) throw new Error(`${method} ${path} answered ${accepted.status}: ${JSON.stringify(accepted.body)}`);
-      for (;;) {
-        const { body: operation } = await call('GET', `/api/operations/${accepted.body.id}`);
-        if (operation.state === 'failed') throw new Error(`${method} ${path} failed: ${operation.reason}`);
-        if (operation.state === 'succeeded') return { ms: performance.now() - started, operation };
-        await sleep(20);
-      }
-    };
+    const { call } = bench;
+    const timed = (method: string, path: string, body?: object) => bench.timed(method, path, body, 20);
 
     const parties = Math.round(envNumber('BENCH_TRYTON_PARTIES', 20_000));
     const { image } = await buildErpImage(api);

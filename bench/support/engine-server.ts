@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createApp, defaultConfig, type App } from '../../src/app.js';
 import { insertTeam } from '../../src/db/repositories/teams.js';
 import { createToken } from '../../src/db/repositories/tokens.js';
@@ -15,6 +16,10 @@ export interface EngineBenchServer {
   dataDir: string;
   teamId: string;
   token: string;
+  /** One REST call with the bench token; the answer's status and JSON body. */
+  call(method: string, path: string, body?: object): Promise<{ status: number; body: Record<string, any> }>;
+  /** An action from its request to the end of its operation (polled every `pollMs`), which must succeed. */
+  timed(method: string, path: string, body?: object, pollMs?: number): Promise<{ ms: number; operation: Record<string, any> }>;
   close(): Promise<void>;
 }
 
@@ -29,8 +34,26 @@ export async function startEngineBenchServer(name: string): Promise<EngineBenchS
     teamId, name: 'bench', source: 'panel', acceptedBy: 'both', fullAccess: true, permissions: [],
     serviceIds: null, serverIds: null, expiresOn: null, createdByUserId: null,
   })).value;
+  const call = async (method: string, path: string, body?: object) => {
+    const response = await fetch(baseUrl + path, {
+      method, headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, any> };
+  };
+  const timed = async (method: string, path: string, body?: object, pollMs = 5) => {
+    const started = performance.now();
+    const accepted = await call(method, path, body);
+    if (accepted.status !== 202) throw new Error(`${method} ${path} answered ${accepted.status}: ${JSON.stringify(accepted.body)}`);
+    for (;;) {
+      const { body: operation } = await call('GET', `/api/operations/${accepted.body.id}`);
+      if (operation.state === 'failed') throw new Error(`${method} ${path} failed: ${operation.reason}`);
+      if (operation.state === 'succeeded') return { ms: performance.now() - started, operation };
+      await sleep(pollMs);
+    }
+  };
   return {
-    app, baseUrl, dataDir, teamId, token,
+    app, baseUrl, dataDir, teamId, token, call, timed,
     async close() {
       await server.close();
       await app.engine.close({ services: 'stop' });

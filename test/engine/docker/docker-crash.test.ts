@@ -8,10 +8,11 @@ import { rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type SqliteDb } from '../../../src/db/connect.js';
-import { admin, startServe, type ServeProcess } from '../../support/cli.js';
+import { startServe, type ServeProcess } from '../../support/cli.js';
 import { tempDataDir } from '../../support/fixtures.js';
 import { act, fetchText, send, waitForOperation } from '../support/engine-http.js';
-import { containersOfServer, dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi, volumesOfServer } from './support/docker-engine.js';
+import { adminDockerTeam } from './support/docker-team.js';
+import { containersOfServer, dockerAvailable, removeEverythingOf, testDockerApi, volumesOfServer } from './support/docker-engine.js';
 
 describe.runIf(dockerAvailable)('teaminfra serve killed in the middle of an operation on a Docker server', () => {
   const api = testDockerApi();
@@ -31,10 +32,7 @@ describe.runIf(dockerAvailable)('teaminfra serve killed in the middle of an oper
   const operationState = (id: string) => (db.sqlite.prepare('SELECT state FROM operations WHERE id = ?').get(id) as { state: string }).state;
 
   beforeAll(async () => {
-    const teamId = (await admin(dataDir, ['create-team', '--name', 'Crash team'])).id;
-    const image = (await admin(dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
-    serverId = (await admin(dataDir, ['create-server', '--team', teamId, '--name', 'docker', '--docker-host', TEST_DOCKER_HOST, '--image', image])).id;
-    token = (await admin(dataDir, ['create-token', '--team', teamId, '--name', 'ops', '--full-access'])).token;
+    ({ serverId, token } = await adminDockerTeam(dataDir, 'Crash team'));
     db = openDatabase(dataDir);
     serve = await startServe(dataDir, [], { TEAMINFRA_START_TIMEOUT_MS: '20000' });
     const created = await act(serve.baseUrl, token, 'POST', '/api/service-erp', { server_id: serverId, name: 'Crash ERP' });

@@ -9,6 +9,7 @@ import { admin, startServe, type ServeProcess } from '../../support/cli.js';
 import { makeToken, seedTeam, startTestServer, tempDataDir, type TestServer } from '../../support/fixtures.js';
 import { act, send, waitForOperation } from '../support/engine-http.js';
 import { dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi } from './support/docker-engine.js';
+import { adminDockerTeam } from './support/docker-team.js';
 import { StallingEngine } from './support/stalling-engine.js';
 
 const CALL_TIMEOUT_MS = 2_000;
@@ -105,10 +106,9 @@ describe.runIf(dockerAvailable)('teaminfra serve on SIGTERM while an operation w
 
   it('stops within its grace period, and the next start resumes the operation and finishes it', async () => {
     const engineAddress = await engine.start();
-    const teamId = (await admin(dataDir, ['create-team', '--name', 'Stop team'])).id;
-    const image = (await admin(dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
-    serverId = (await admin(dataDir, ['create-server', '--team', teamId, '--name', 'docker', '--docker-host', engineAddress, '--image', image])).id;
-    const token = (await admin(dataDir, ['create-token', '--team', teamId, '--name', 'ops', '--full-access'])).token;
+    const team = await adminDockerTeam(dataDir, 'Stop team', engineAddress);
+    serverId = team.serverId;
+    const { token } = team;
     // An engine call that would wait ten minutes: only the shutdown's own grace can end it.
     const env = { TEAMINFRA_ENGINE_CALL_TIMEOUT_MS: '600000', TEAMINFRA_START_TIMEOUT_MS: '20000' };
     serve = await startServe(dataDir, [], env);

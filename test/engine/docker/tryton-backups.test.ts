@@ -15,11 +15,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAppImages } from '../../../src/engine/apps/images/build-app-images.js';
 import { compressToFile } from '../../../src/engine/backup-compression.js';
 import { readServiceSecrets } from '../../../src/engine/docker/service-secrets.js';
-import { LABEL, labelFilter } from '../../../src/engine/docker/labels.js';
 import { insertCompletedBackup, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
 import { admin } from '../../support/cli.js';
-import { send, waitForOperation } from '../support/engine-http.js';
+import { waitForOperation } from '../support/engine-http.js';
 import { dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi } from './support/docker-engine.js';
+import { engineObjectsOf as objectsOnEngine, teamCalls } from './support/team-calls.js';
 import { archiveEntries, createParty, partyNames, rpc, tryton, TRYTON_START_MS, trytonSession } from './support/tryton-app.js';
 
 /** Restores start the service again: its web container is new, so the migrate step runs before it (a minute on a shared machine). */
@@ -40,35 +40,14 @@ describe.runIf(dockerAvailable)('backups and restores of a Tryton service on a D
   let session: string;
   let backupId: string;
   let archive: Buffer;
-  const answers: string[] = [];
   /** The backup scheduler's clock, moved by the test (it ticks only when the test asks). */
   const clock = { now: Date.now() };
 
-  const call = async (method: string, path: string, body?: object) => {
-    const answer = await send(server.baseUrl, method, path, token, body);
-    answers.push(JSON.stringify(answer.body ?? null));
-    return answer;
-  };
-  const actAndWait = async (method: string, path: string, timeoutMs: number, body?: object) => {
-    const accepted = await call(method, path, body);
-    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
-    const done = await waitForOperation(server.baseUrl, token, accepted.body.id, timeoutMs);
-    answers.push(JSON.stringify(done));
-    return done;
-  };
+  const { answers, call, actAndWait } = teamCalls(() => server.baseUrl, () => token);
+  const engineObjectsOf = (id: string) => objectsOnEngine(api, id);
   const download = async (id: string) => {
     const response = await fetch(`${server.baseUrl}/api/backups/${id}/download`, { headers: { Authorization: `Bearer ${token}` } });
     return { status: response.status, bytes: Buffer.from(await response.arrayBuffer()) };
-  };
-  const engineObjectsOf = async (id: string) => {
-    const filters = labelFilter({ [LABEL.serviceId]: id });
-    const containers = await api.json<{ Names: string[]; Labels: Record<string, string> }[]>('GET', '/containers/json', { query: { all: 1, filters } });
-    const volumes = (await api.json<{ Volumes: { Name: string }[] | null }>('GET', '/volumes', { query: { filters } })).Volumes ?? [];
-    const networks = await api.json<{ Name: string }[]>('GET', '/networks', { query: { filters } });
-    return {
-      containers: containers.map((each) => `${each.Labels[LABEL.role]}:${each.Names[0]}`).sort(),
-      volumes: volumes.map((each) => each.Name).sort(), networks: networks.map((each) => each.Name).sort(),
-    };
   };
   /** Everything a team sees of the service: its state and url, its parties, its attachment. */
   const whatTheTeamSees = async () => {

@@ -7,11 +7,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildAppImages } from '../../../src/engine/apps/images/build-app-images.js';
 import { readDockerState } from '../../../src/engine/docker/docker-state.js';
 import { readServiceSecrets } from '../../../src/engine/docker/service-secrets.js';
-import { LABEL, labelFilter } from '../../../src/engine/docker/labels.js';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
 import { admin } from '../../support/cli.js';
-import { send, waitForOperation } from '../support/engine-http.js';
+import { waitForOperation } from '../support/engine-http.js';
 import { dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi } from './support/docker-engine.js';
+import { engineObjectsOf as objectsOnEngine, teamCalls } from './support/team-calls.js';
 import { createParty, partyNames, rpc, tryton, TRYTON_START_MS, trytonSession } from './support/tryton-app.js';
 
 describe.runIf(dockerAvailable)('copies of a Tryton service on a Docker server', () => {
@@ -27,27 +27,9 @@ describe.runIf(dockerAvailable)('copies of a Tryton service on a Docker server',
   let password: string;
   /** Every secret either service was given: the generated ones and the copy's mail-catcher password. */
   const secrets: string[] = [];
-  const answers: string[] = [];
 
-  const call = async (method: string, path: string, body?: object) => {
-    const answer = await send(server.baseUrl, method, path, token, body);
-    answers.push(JSON.stringify(answer.body ?? null));
-    return answer;
-  };
-  const actAndWait = async (method: string, path: string, timeoutMs: number, body?: object) => {
-    const accepted = await call(method, path, body);
-    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
-    const done = await waitForOperation(server.baseUrl, token, accepted.body.id, timeoutMs);
-    answers.push(JSON.stringify(done));
-    return done;
-  };
-  const engineObjectsOf = async (id: string) => {
-    const filters = labelFilter({ [LABEL.serviceId]: id });
-    const containers = await api.json<{ Names: string[] }[]>('GET', '/containers/json', { query: { all: 1, filters } });
-    const volumes = (await api.json<{ Volumes: { Name: string }[] | null }>('GET', '/volumes', { query: { filters } })).Volumes ?? [];
-    const networks = await api.json<{ Name: string }[]>('GET', '/networks', { query: { filters } });
-    return { containers: containers.map((each) => each.Names[0]).sort(), volumes: volumes.map((each) => each.Name).sort(), networks: networks.map((each) => each.Name) };
-  };
+  const { answers, call, actAndWait } = teamCalls(() => server.baseUrl, () => token);
+  const engineObjectsOf = (id: string) => objectsOnEngine(api, id);
   /** Scheduled jobs of a service: how many there are, and how many are active. */
   const cronCounts = async (url: string) => {
     const session = await trytonSession(url, 'admin', password);

@@ -9,10 +9,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type SqliteDb } from '../../../src/db/connect.js';
 import { buildAppImages } from '../../../src/engine/apps/images/build-app-images.js';
-import { admin, startServe, type ServeProcess } from '../../support/cli.js';
+import { startServe, type ServeProcess } from '../../support/cli.js';
 import { tempDataDir } from '../../support/fixtures.js';
 import { send } from '../support/engine-http.js';
-import { containersOfServer, dockerAvailable, networksOfServer, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi, volumesOfServer } from './support/docker-engine.js';
+import { containersOfServer, dockerAvailable, networksOfServer, removeEverythingOf, testDockerApi, volumesOfServer } from './support/docker-engine.js';
+import { adminDockerTeam } from './support/docker-team.js';
 import { createParty, partyNames, rpc, tryton, TRYTON_START_MS, trytonSession, waitForLongOperation } from './support/tryton-app.js';
 
 const SERVE_ENV = { TEAMINFRA_START_TIMEOUT_MS: '20000' };
@@ -44,10 +45,7 @@ describe.runIf(dockerAvailable)('teaminfra serve killed in the middle of a backu
 
   beforeAll(async () => {
     await buildAppImages(api, tryton, () => undefined);
-    const teamId = (await admin(dataDir, ['create-team', '--name', 'Crash team'])).id;
-    const image = (await admin(dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
-    serverId = (await admin(dataDir, ['create-server', '--team', teamId, '--name', 'docker', '--docker-host', TEST_DOCKER_HOST, '--image', image])).id;
-    token = (await admin(dataDir, ['create-token', '--team', teamId, '--name', 'ops', '--full-access'])).token;
+    ({ serverId, token } = await adminDockerTeam(dataDir, 'Crash team'));
     db = openDatabase(dataDir);
     serve = await startServe(dataDir, [], SERVE_ENV);
     const created = await actAndWait('POST', '/api/service-erp', 120_000, { server_id: serverId, name: 'Crash Tryton', app: 'tryton' });

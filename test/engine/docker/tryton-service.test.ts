@@ -9,10 +9,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledApp } from '../../../src/engine/apps/bundled-apps.js';
 import { buildAppImages } from '../../../src/engine/apps/images/build-app-images.js';
-import { LABEL, labelFilter } from '../../../src/engine/docker/labels.js';
+import { LABEL } from '../../../src/engine/docker/labels.js';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
 import { admin } from '../../support/cli.js';
 import { send, waitForOperation } from '../support/engine-http.js';
+import { engineObjectsOf as objectsOnEngine, teamCalls } from './support/team-calls.js';
 import { containersOfServer, dockerAvailable, networksOfServer, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi, volumesOfServer } from './support/docker-engine.js';
 
 const tryton = bundledApp('tryton')!;
@@ -40,31 +41,12 @@ describe.runIf(dockerAvailable)('a Tryton service (app "tryton") on a Docker ser
   let serviceId: string;
   let createOperationId: string;
   let password: string;
-  /** Every answer body read in this suite (except the creating token's view of its create operation). */
-  const answers: string[] = [];
   /** What the control plane wrote to stdout and stderr while the suite ran. */
   const output: string[] = [];
   const writes = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
 
-  const call = async (method: string, path: string, as = token, body?: object) => {
-    const answer = await send(server.baseUrl, method, path, as, body);
-    answers.push(JSON.stringify(answer.body ?? null));
-    return answer;
-  };
-  const actAndWait = async (method: string, path: string, timeoutMs: number, body?: object) => {
-    const accepted = await call(method, path, token, body);
-    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
-    const done = await waitForOperation(server.baseUrl, token, accepted.body.id, timeoutMs);
-    answers.push(JSON.stringify(done));
-    return done;
-  };
-  const engineObjectsOf = async (id: string) => {
-    const filters = labelFilter({ [LABEL.serviceId]: id });
-    const containers = await api.json<{ Names: string[] }[]>('GET', '/containers/json', { query: { all: 1, filters } });
-    const volumes = (await api.json<{ Volumes: { Name: string }[] | null }>('GET', '/volumes', { query: { filters } })).Volumes ?? [];
-    const networks = await api.json<{ Name: string }[]>('GET', '/networks', { query: { filters } });
-    return { containers: containers.map((each) => each.Names[0]), volumes: volumes.map((each) => each.Name), networks: networks.map((each) => each.Name) };
-  };
+  const { answers, call, actAndWait } = teamCalls(() => server.baseUrl, () => token);
+  const engineObjectsOf = (id: string) => objectsOnEngine(api, id);
 
   beforeAll(async () => {
     process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => { output.push(String(chunk)); return writes.out(chunk, ...rest); }) as typeof process.stdout.write;
@@ -88,20 +70,20 @@ describe.runIf(dockerAvailable)('a Tryton service (app "tryton") on a Docker ser
   }, 120_000);
 
   it('refuses an app no one registered, and app tryton on a server of local processes, each with a sentence', async () => {
-    const unknown = await call('POST', '/api/service-erp', token, { server_id: serverId, name: 'X', app: 'odoo-17' });
+    const unknown = await call('POST', '/api/service-erp', { server_id: serverId, name: 'X', app: 'odoo-17' });
     expect(unknown.status).toBe(400);
     expect(unknown.body.detail).toBe('There is no app named "odoo-17". The operator registers apps (teaminfra admin list-apps shows them); demo and tryton are bundled.');
-    const local = await call('POST', '/api/service-erp', token, { server_id: team.serverIds[0], name: 'X', app: 'tryton' });
+    const local = await call('POST', '/api/service-erp', { server_id: team.serverIds[0], name: 'X', app: 'tryton' });
     expect(local.status).toBe(409);
     expect(local.body.detail).toBe(`Server ${team.serverIds[0]} runs its ERP services as local processes, which can run only the demo app; ` +
       'the app tryton needs a server that is a Docker engine.');
     // app demo on a local server is today's service.
-    const demo = await call('POST', '/api/service-erp', token, { server_id: team.serverIds[0], name: 'Demo', app: 'demo' });
+    const demo = await call('POST', '/api/service-erp', { server_id: team.serverIds[0], name: 'Demo', app: 'demo' });
     expect(demo.status).toBe(202);
   });
 
   it('creates the service with its network, its two volumes and sealed secrets, and gives the admin login to the creating token only', async () => {
-    const accepted = await call('POST', '/api/service-erp', token, { server_id: serverId, name: 'Tryton', app: 'tryton' });
+    const accepted = await call('POST', '/api/service-erp', { server_id: serverId, name: 'Tryton', app: 'tryton' });
     expect(accepted.status).toBe(202);
     expect(accepted.body.result).toBeNull();
     createOperationId = accepted.body.id;
@@ -110,11 +92,12 @@ describe.runIf(dockerAvailable)('a Tryton service (app "tryton") on a Docker ser
     expect(done, JSON.stringify(done)).toMatchObject({ state: 'succeeded', result: { initial_credentials: { login: 'admin' } } });
     password = done.result.initial_credentials.password;
     expect(password).toMatch(/^[A-Za-z0-9_-]{32}$/);
-    // The creating token sees it again in its list of operations; another token of the team never.
+    // The creating token sees it again in its list of operations (read with send: the one answer
+    // not kept in `answers`, which must hold no secret); another token of the team never.
     const mine = (await send(server.baseUrl, 'GET', '/api/operations?limit=200', token)).body.data.find((each: { id: string }) => each.id === createOperationId);
     expect(mine.result).toEqual({ initial_credentials: { login: 'admin', password } });
-    expect((await call('GET', `/api/operations/${createOperationId}`, otherToken)).body).toMatchObject({ state: 'succeeded', result: null });
-    const theirs = (await call('GET', '/api/operations?limit=200', otherToken)).body.data.find((each: { id: string }) => each.id === createOperationId);
+    expect((await call('GET', `/api/operations/${createOperationId}`, undefined, otherToken)).body).toMatchObject({ state: 'succeeded', result: null });
+    const theirs = (await call('GET', '/api/operations?limit=200', undefined, otherToken)).body.data.find((each: { id: string }) => each.id === createOperationId);
     expect(theirs.result).toBeNull();
 
     const objects = await engineObjectsOf(serviceId);

@@ -48,3 +48,16 @@ export async function derivedImage(
   }
   return image;
 }
+
+/**
+ * The same team made with the operator's commands on a data directory, for suites that run the
+ * real `teaminfra serve` on it (crashes, shutdowns): a team, a Docker server on `dockerHost`
+ * running the bundled image, and a full-access token.
+ */
+export async function adminDockerTeam(dataDir: string, name: string, dockerHost = TEST_DOCKER_HOST): Promise<{ teamId: string; serverId: string; token: string }> {
+  const teamId = (await admin(dataDir, ['create-team', '--name', name])).id as string;
+  const image = (await admin(dataDir, ['build-erp-image', '--docker-host', dockerHost])).image as string;
+  const serverId = (await admin(dataDir, ['create-server', '--team', teamId, '--name', 'docker', '--docker-host', dockerHost, '--image', image])).id as string;
+  const token = (await admin(dataDir, ['create-token', '--team', teamId, '--name', 'ops', '--full-access'])).token as string;
+  return { teamId, serverId, token };
+}
