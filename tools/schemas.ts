@@ -27,9 +27,9 @@ export const MultilineText = (max: number) => z.string().trim().min(1).max(max).
 });
 
 export const PageInput = {
-  // Bounds and default say it all.
+  // Bounds and default say it all; a cursor is the next_cursor of the page before, as its name says.
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(200).optional().describe('next_cursor of the previous page.'),
+  cursor: z.string().max(200).optional(),
 };
 
 export const pageOf = <T extends z.ZodType>(item: T) =>
@@ -164,17 +164,17 @@ export const ActivityView = z.object({
   code: z.string().nullable().describe('The error code of a refusal or failure.'),
 });
 
-const KeepCount = (what: string, least: number) =>
-  z.number().int().min(least).max(1000).describe(`${what} scheduled backups kept.`);
+// keep_daily, keep_weekly, keep_monthly: how many scheduled backups of each are kept, as their names say.
+const KeepCount = (least: number) => z.number().int().min(least).max(1000);
 
 /** A backup schedule as set (PUT) and shown (GET); `time` is in the team's time zone. */
 export const BackupScheduleFields = {
-  frequency: z.enum(['off', 'hourly', 'daily']).describe('off, hourly (at time\'s minutes past each hour) or daily (at time).'),
+  frequency: z.enum(['off', 'hourly', 'daily']).describe('hourly: at time\'s minutes past each hour.'),
   time: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'Must be a time of day, HH:MM (00:00 to 23:59).')
     .describe('HH:MM in the team\'s time zone.'),
-  keep_daily: KeepCount('Daily', 1),
-  keep_weekly: KeepCount('Weekly', 0),
-  keep_monthly: KeepCount('Monthly', 0),
+  keep_daily: KeepCount(1),
+  keep_weekly: KeepCount(0),
+  keep_monthly: KeepCount(0),
 };
 
 export const BackupScheduleView = z.object({
@@ -185,9 +185,9 @@ export const BackupScheduleView = z.object({
 
 export const LogsInput = {
   service_id: ServiceId,
-  tail: z.coerce.number().int().min(1).max(5000).default(200).describe('Most lines, 1 to 5,000 (default 200).'),
+  tail: z.coerce.number().int().min(1).max(5000).default(200),
   since: z.string().max(100).optional()
-    .describe('An ISO 8601 time or an earlier next_cursor: the lines after it, oldest first. Absent: the latest lines.'),
+    .describe('An ISO 8601 time or a next_cursor: the lines after it.'),
 };
 
 export const LogPageView = z.object({

@@ -44,9 +44,12 @@ const MAX_OUTPUT_ENUM = 10;
  * checks anyway and a model never needs to plan a call: the patterns of ids
  * (`^svc_[0-9a-z]{20}$`, about 30 bytes each: ids come from other answers) and the lengths of
  * strings (names, cursors, times: far beyond what a model sends). Each is refused with a
- * sentence that says what was wrong, as before. Enums, numeric bounds, defaults, patterns of
- * values a model writes itself (a time of day, a date), `required` and `additionalProperties:
- * false` (a client then knows an unknown argument is refused) stay.
+ * sentence that says what was wrong, as before; so is an argument the schema does not name, so
+ * `additionalProperties: false` (28 bytes a tool, a kilobyte of the list) is left out too: a
+ * model calls with the properties it is shown, and one it invents is refused all the same
+ * (test/e2e/mcp-bad-input). Enums, numeric bounds, defaults, patterns of values a model writes
+ * itself (a time of day) and `required` stay; a long pattern (an ISO 8601 time's, 86 bytes) only
+ * where the field does not say its form in words.
  */
 export function leanInputSchema(schema: JsonSchema): JsonSchema {
   return withoutCheckedOnly(schema) as JsonSchema;
@@ -54,6 +57,7 @@ export function leanInputSchema(schema: JsonSchema): JsonSchema {
 
 const ID_PATTERN = /^\^[a-z]+_\[0-9a-z\]\{20\}\$$/;
 const CHECKED_ONLY = new Set(['maxLength', 'minLength']);
+const LONG_PATTERN = 40;
 
 function withoutCheckedOnly(schema: unknown): unknown {
   if (typeof schema !== 'object' || schema === null) return schema;
@@ -62,6 +66,8 @@ function withoutCheckedOnly(schema: unknown): unknown {
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'pattern' && typeof value === 'string' && ID_PATTERN.test(value)) continue;
     if (CHECKED_ONLY.has(key) && typeof value !== 'object') continue;
+    if (key === 'additionalProperties' && value === false) continue;
+    if (key === 'pattern' && typeof value === 'string' && value.length > LONG_PATTERN && typeof (schema as JsonSchema).description === 'string') continue;
     node[key] = key === 'enum' || key === 'default' || key === 'required' ? value : withoutCheckedOnly(value);
   }
   return node;
@@ -85,4 +91,34 @@ export function summaryOf(schema: JsonSchema, members: readonly string[]): JsonS
 function plainEnum(schema: unknown): unknown {
   const node = schema as JsonSchema;
   return Array.isArray(node?.enum) && node.enum.every((value) => typeof value === 'string') ? { type: 'string' } : schema;
+}
+
+/**
+ * A long vocabulary (an enum of five strings or more: a service's states) as its type alone in
+ * every answer but the first that declares it in the catalog (get_erp_service, before the
+ * metrics): tools/list is one document to a model, which reads the values once. `declared` holds
+ * the vocabularies met so far, in catalog order.
+ */
+export function vocabularyOnce(schema: JsonSchema, declared: Set<string>): JsonSchema {
+  return onceNode(schema, declared) as JsonSchema;
+}
+
+const LONG_VOCABULARY = 5;
+
+function onceNode(schema: unknown, declared: Set<string>): unknown {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
+  const node = schema as JsonSchema;
+  if (Array.isArray(node.enum) && node.enum.length >= LONG_VOCABULARY && node.enum.every((value) => typeof value === 'string')) {
+    const key = JSON.stringify(node.enum);
+    if (declared.has(key)) return { type: 'string' };
+    declared.add(key);
+    return node;
+  }
+  const copy: JsonSchema = { ...node };
+  if (node.properties) {
+    copy.properties = Object.fromEntries(Object.entries(node.properties as JsonSchema).map(([name, inner]) => [name, onceNode(inner, declared)]));
+  }
+  if (node.items) copy.items = onceNode(node.items, declared);
+  if (Array.isArray(node.anyOf)) copy.anyOf = node.anyOf.map((inner) => onceNode(inner, declared));
+  return copy;
 }

@@ -4,7 +4,8 @@
 import type { Tool } from '@modelcontextprotocol/server';
 import { CatalogError, type Capability } from '../core/capability.js';
 import { jsonSchemaOf } from '../channel-neutral/json-schema.js';
-import { leanInputSchema, leanOutputSchema, summaryOf } from './lean-schema.js';
+import { leanInputSchema, leanOutputSchema, summaryOf, vocabularyOnce } from './lean-schema.js';
+import { withSharedPieces } from './shared-pieces.js';
 
 /**
  * The members an answer declares over MCP where the whole would repeat another tool's schema
@@ -42,8 +43,9 @@ export interface ToolCatalog {
 }
 
 export function buildToolCatalog(catalog: readonly Capability[]): ToolCatalog {
+  const vocabularies = new Set<string>();
   const definitions = catalog.map((capability): ToolDefinition => {
-    const tool = toolOf(capability);
+    const tool = toolOf(capability, vocabularies);
     const legacyTool = startsLongAction(capability) ? deepFreeze({ ...tool, execution: { taskSupport: 'optional' } } as Tool) : tool;
     return Object.freeze({ capability, tool, legacyTool });
   });
@@ -52,21 +54,21 @@ export function buildToolCatalog(catalog: readonly Capability[]): ToolCatalog {
   return Object.freeze({ definitions: Object.freeze(definitions), find: (name: string) => byName.get(name) });
 }
 
-function toolOf(capability: Capability): Tool {
+function toolOf(capability: Capability, vocabularies: Set<string>): Tool {
   return deepFreeze({
     name: capability.name,
     title: capability.title,
     description: capability.description,
     inputSchema: leanInputSchema(objectSchema(capability, 'input')) as Tool['inputSchema'],
-    outputSchema: outputSchemaOf(capability),
+    outputSchema: outputSchemaOf(capability, vocabularies),
     annotations: annotationsOf(capability),
   });
 }
 
-function outputSchemaOf(capability: Capability): Tool['outputSchema'] {
+function outputSchemaOf(capability: Capability, vocabularies: Set<string>): Tool['outputSchema'] {
   const lean = leanOutputSchema(objectSchema(capability, 'output'));
-  if (!capability.hints.readOnly && isResource(lean)) return summaryOf(lean, WRITE_MEMBERS) as Tool['outputSchema'];
-  return itemsSummarized(lean) as Tool['outputSchema'];
+  const declared = !capability.hints.readOnly && isResource(lean) ? summaryOf(lean, WRITE_MEMBERS) : itemsSummarized(lean);
+  return withSharedPieces(vocabularyOnce(declared, vocabularies)) as Tool['outputSchema'];
 }
 
 /** An answer that is one resource with a life of its own (an id and a state), which another tool reads whole. */
@@ -86,16 +88,20 @@ function itemsSummarized(schema: Record<string, unknown>): Record<string, unknow
 
 /**
  * The hints, each stated only where it differs from the MCP default (readOnly false, destructive
- * true, idempotent false, openWorld true) or where the default would mislead: destructive and
- * idempotent mean something only for a tool that writes. The title is the tool's own `title`.
+ * true, idempotent false) or where the default would mislead: destructive and idempotent mean
+ * something only for a tool that writes. The title is the tool's own `title`.
+ *
+ * openWorldHint is left out, though every capability of the catalog declares itself closed-world
+ * (hints.openWorld false): `"openWorldHint":false` is 21 bytes on each of 35 tools, and tools/list
+ * had to come under 24 KB (src/mcp/README.md, "A lean tool list"). A model does not read it; a
+ * client reads the default, an open world, which can only make it more careful than it need be.
  */
 export function annotationsOf(capability: Capability): NonNullable<Tool['annotations']> {
-  const { readOnly, destructive, idempotent, openWorld } = capability.hints;
+  const { readOnly, destructive, idempotent } = capability.hints;
   const annotations: NonNullable<Tool['annotations']> = {};
   if (readOnly) annotations.readOnlyHint = true;
   if (!readOnly && !destructive) annotations.destructiveHint = false;
   if (!readOnly && idempotent) annotations.idempotentHint = true;
-  if (!openWorld) annotations.openWorldHint = false;
   return annotations;
 }
 

@@ -42,10 +42,11 @@ describe('tools/list over streamable HTTP', () => {
       expect(tool.inputSchema.type).toBe('object');
       expect(tool.outputSchema?.type).toBe('object');
       // Read with the MCP defaults for a hint left out (readOnly false, destructive true, idempotent
-      // false, openWorld true); destructive and idempotent mean something only for a write.
+      // false); destructive and idempotent mean something only for a write. openWorldHint is never
+      // sent (the lean tool list, src/mcp/tool-definitions.ts): a client reads an open world.
       const hints = tool.annotations ?? {};
       expect(hints.readOnlyHint ?? false, tool.name).toBe(capability.hints.readOnly);
-      expect(hints.openWorldHint ?? true, tool.name).toBe(capability.hints.openWorld);
+      expect(hints.openWorldHint, tool.name).toBeUndefined();
       if (!capability.hints.readOnly) {
         expect(hints.destructiveHint ?? true, tool.name).toBe(capability.hints.destructive);
         expect(hints.idempotentHint ?? false, tool.name).toBe(capability.hints.idempotent);

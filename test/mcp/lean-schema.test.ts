@@ -5,7 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { jsonSchemaOf } from '../../src/channel-neutral/json-schema.js';
-import { leanInputSchema, leanOutputSchema } from '../../src/mcp/lean-schema.js';
+import { leanInputSchema, leanOutputSchema, vocabularyOnce } from '../../src/mcp/lean-schema.js';
 import { buildToolCatalog } from '../../src/mcp/tool-definitions.js';
 import { catalog } from '../../tools/index.js';
 
@@ -62,15 +62,34 @@ describe('the lean schemas of tools/list', () => {
       .toEqual({ type: 'object', properties: { p: { type: 'array', items: { type: 'string' } } } });
   });
 
-  it('leave out only the patterns of ids from an input, keeping its bounds, defaults and additionalProperties', () => {
+  it('leave out the patterns of ids and additionalProperties from an input, keeping its bounds, defaults and required list', () => {
     const input = leanInputSchema(jsonSchemaOf(z.strictObject({
       service_id: z.string().regex(/^svc_[0-9a-z]{20}$/), code: z.string().regex(/^[A-Z]{3}$/), limit: z.number().int().min(1).max(9).default(5),
     }), 'input'));
-    expect(input).toMatchObject({
-      properties: { service_id: { type: 'string' }, code: { pattern: '^[A-Z]{3}$' }, limit: { minimum: 1, maximum: 9, default: 5 } },
-      additionalProperties: false,
+    expect(input).toEqual({
+      type: 'object',
+      properties: { service_id: { type: 'string' }, code: { type: 'string', pattern: '^[A-Z]{3}$' }, limit: { type: 'integer', minimum: 1, maximum: 9, default: 5 } },
+      required: ['service_id', 'code'],
     });
-    expect((input.properties as { service_id: object }).service_id).not.toHaveProperty('pattern');
+  });
+
+  it('leave out a long pattern where the field says its form in words, and keep it where it does not', () => {
+    const iso = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+    const input = leanInputSchema(jsonSchemaOf(z.strictObject({
+      since: z.string().regex(iso).describe('From this date or ISO 8601 time.'), until: z.string().regex(iso),
+    }), 'input'));
+    const properties = input.properties as Record<string, object>;
+    expect(properties.since).toEqual({ type: 'string', description: 'From this date or ISO 8601 time.' });
+    expect(properties.until).toHaveProperty('pattern', iso.source);
+  });
+
+  it('declare a long vocabulary in the first answer that has it, and its type alone in the next ones', () => {
+    const states = z.enum(['a', 'b', 'c', 'd', 'e']);
+    const seen = new Set<string>();
+    const first = vocabularyOnce(leanOutputSchema(jsonSchemaOf(z.object({ state: states, kind: z.enum(['x', 'y']) }), 'output')), seen);
+    const second = vocabularyOnce(leanOutputSchema(jsonSchemaOf(z.object({ state: states, kind: z.enum(['x', 'y']) }), 'output')), seen);
+    expect(first.properties).toEqual({ state: { enum: ['a', 'b', 'c', 'd', 'e'] }, kind: { enum: ['x', 'y'] } });
+    expect(second.properties).toEqual({ state: { type: 'string' }, kind: { enum: ['x', 'y'] } });
   });
 
   it('declare a write\'s answer whole when it is not a resource with an id and a state', () => {

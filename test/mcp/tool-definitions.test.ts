@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CatalogError, defineCapability, type Capability } from '../../src/core/capability.js';
 import { jsonSchemaOf } from '../../src/channel-neutral/json-schema.js';
 import { annotationsOf, buildToolCatalog } from '../../src/mcp/tool-definitions.js';
-import { leanInputSchema, leanOutputSchema } from '../../src/mcp/lean-schema.js';
+import { leanInputSchema, leanOutputSchema, vocabularyOnce } from '../../src/mcp/lean-schema.js';
 import { catalog } from '../../tools/index.js';
 
 describe('buildToolCatalog', () => {
@@ -20,20 +20,29 @@ describe('buildToolCatalog', () => {
   });
 
   it('gives each tool the lean JSON Schemas of its zod input and output, and annotations from its hints', () => {
+    const vocabularies = new Set<string>();
     for (const { capability, tool } of tools.definitions) {
       expect(tool.inputSchema).toEqual(leanInputSchema(jsonSchemaOf(capability.input, 'input')));
       expect(tool.annotations).toEqual(annotationsOf(capability));
       if (capability.hints.readOnly && !Object.keys(tool.outputSchema?.properties ?? {}).includes('next_cursor')) {
-        expect(tool.outputSchema, capability.name).toEqual(leanOutputSchema(jsonSchemaOf(capability.output, 'output')));
+        const lean = vocabularyOnce(leanOutputSchema(jsonSchemaOf(capability.output, 'output')), vocabularies);
+        expect(inlined(tool.outputSchema!), capability.name).toEqual(lean);
       }
     }
   });
 
-  it('states each hint only where it differs from the MCP default, and every read as read-only and closed-world', () => {
+  it('declares a long vocabulary once: a service\'s states in get_erp_service, not again in its metrics', () => {
+    const states = (name: string) => (tools.find(name)!.tool.outputSchema!.properties as Record<string, object>).state;
+    expect(states('get_erp_service')).toMatchObject({ enum: expect.arrayContaining(['running', 'stopped', 'failed']) });
+    expect(states('get_erp_service_metrics')).toEqual({ type: 'string' });
+  });
+
+  it('states each hint only where it differs from the MCP default, openWorldHint never (README, "A lean tool list")', () => {
     const read = tools.find('list_erp_services')!.tool.annotations;
-    expect(read).toEqual({ readOnlyHint: true, openWorldHint: false });
-    expect(tools.find('delete_erp_service')!.tool.annotations).toEqual({ idempotentHint: true, openWorldHint: false });
-    expect(tools.find('start_erp_service')!.tool.annotations).toEqual({ destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    expect(read).toEqual({ readOnlyHint: true });
+    expect(tools.find('delete_erp_service')!.tool.annotations).toEqual({ idempotentHint: true });
+    expect(tools.find('start_erp_service')!.tool.annotations).toEqual({ destructiveHint: false, idempotentHint: true });
+    expect(tools.find('restore_backup')!.tool.annotations).toEqual({});
   });
 
   it('declares what a write answers by the members a model acts on next, and a list\'s items by what one is picked by', () => {
@@ -46,8 +55,12 @@ describe('buildToolCatalog', () => {
     expect(Object.keys(get.properties!)).toContain('finished_at');
   });
 
-  it('refuses unknown arguments in every input schema, as the zod input does', () => {
-    for (const { tool } of tools.definitions) expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
+  it('leaves additionalProperties out of every input schema, while the zod input still refuses an unknown argument', () => {
+    for (const { capability, tool } of tools.definitions) {
+      expect(JSON.stringify(tool.inputSchema), tool.name).not.toContain('additionalProperties');
+      const issues = capability.input.safeParse({ invented: 1 }).error?.issues ?? [];
+      expect(issues.map((issue) => issue.code), tool.name).toContain('unrecognized_keys');
+    }
   });
 
   it('freezes the tools, so no request can change what the next one is shown', () => {
@@ -86,3 +99,16 @@ describe('buildToolCatalog', () => {
     await expect(JSON.stringify(listed, null, 2) + '\n').toMatchFileSnapshot('./snapshots/tools-list.json');
   });
 });
+
+/** A schema with each `$ref` to its own `$defs` replaced by the piece it names (shared-pieces.ts). */
+function inlined(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $defs: defs = {}, ...rest } = schema as { $defs?: Record<string, unknown> };
+  const resolve = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(resolve);
+    if (typeof node !== 'object' || node === null) return node;
+    const ref = (node as { $ref?: string }).$ref;
+    if (ref !== undefined) return resolve(defs[ref.replace('#/$defs/', '')]);
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, resolve(value)]));
+  };
+  return resolve(rest) as Record<string, unknown>;
+}

@@ -8,8 +8,7 @@ import { activityView } from '../views.js';
 export default defineCapability({
   name: 'list_activity',
   title: 'List activity',
-  description: "The team's recorded actions and refusals, from every channel, newest first. " +
-    'A token limited to services or servers sees only entries about those.',
+  description: "The team's actions and refusals on every channel, newest first; a limited token sees only what it reaches.",
   permission: 'activity:read',
   // A service given must be one the token reaches (404 otherwise), as for its other lists.
   target: { kind: 'service', from: 'service_id', optional: true },
@@ -18,8 +17,8 @@ export default defineCapability({
     service_id: ServiceId.optional(),
     action: z.string().regex(ACTION_NAME, 'Must be an action name, e.g. start_erp_service.').optional(),
     outcome: z.enum(['allowed', 'denied', 'failed']).optional(),
-    since: Instant.optional().describe('From this time, inclusive.'),
-    until: Instant.optional().describe('Before this time.'),
+    since: Instant.optional().describe('From this date or ISO 8601 time.'),
+    until: Instant.optional().describe('Before this date or ISO 8601 time.'),
     ...PageInput,
   }),
   output: pageOf(ActivityView),

@@ -7,8 +7,7 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'create_backup',
   title: 'Back up an ERP service',
-  description:
-    'Backs up the whole database of an ERP service or copy while it runs (consistent snapshot, zstd, SHA-256). The operation\'s backup_id names the new backup.',
+  description: 'Backs up a service or copy while it runs; the operation gives the backup_id.',
   permission: 'backups:create',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId }),

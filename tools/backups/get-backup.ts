@@ -6,8 +6,7 @@ import { backupView } from '../views.js';
 export default defineCapability({
   name: 'get_backup',
   title: 'Get a backup',
-  description:
-    'Shows one backup: its service, state, size and SHA-256.',
+  description: 'A backup: its service, state, size and SHA-256.',
   permission: 'backups:read',
   target: { kind: 'backup', from: 'backup_id' },
   input: z.strictObject({ backup_id: BackupId }),

@@ -7,9 +7,8 @@ import { backupView } from '../views.js';
 
 export default defineCapability({
   name: 'list_backups',
-  title: 'List backups of an ERP service',
-  description:
-    'Lists the backups of an ERP service or copy, oldest first.',
+  title: "List a service's backups",
+  description: 'Lists the backups of a service or copy.',
   permission: 'backups:read',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId, ...PageInput }),

@@ -7,15 +7,14 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'restore_backup',
   title: 'Restore a backup',
-  description:
-    'Replaces the database of the backed-up service, or of one of its copies, with the backup, once verified; a safety backup keeps the data written since.',
+  description: 'Restores the backup into its service or a copy of it, once verified; a safety backup is taken first.',
   permission: 'backups:restore',
   approvable: { queues: 'restore' },
   target: { kind: 'backup', from: 'backup_id' },
   input: z.strictObject({
     backup_id: BackupId,
     target_service_id: ServiceId.optional()
-      .describe('One of its copies, to restore there; default: the service it was taken of.'),
+      .describe('A copy to restore into instead of the backed-up service.'),
   }),
   output: OperationView,
   http: { method: 'POST', path: '/api/backups/{backup_id}/restore', status: 202 },

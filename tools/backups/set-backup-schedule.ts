@@ -6,8 +6,7 @@ import { BackupScheduleFields, BackupScheduleView, ServiceId } from '../schemas.
 export default defineCapability({
   name: 'set_backup_schedule',
   title: 'Set a backup schedule',
-  description:
-    'Sets when an ERP service backs itself up and how many of those backups it keeps per day, week and month. Manual and safety backups are never pruned.',
+  description: 'Sets when a service backs itself up and how many of those backups it keeps (manual and safety ones are never pruned).',
   permission: 'backups:create',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId, ...BackupScheduleFields }),

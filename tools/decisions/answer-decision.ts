@@ -8,13 +8,12 @@ import { decisionView } from '../views.js';
 export default defineCapability({
   name: 'answer_decision',
   title: 'Answer a decision',
-  description:
-    'Answers a pending decision another token asked, with one of its options (or free text). For an approval, "approve" runs the waiting action and "deny" fails it.',
+  description: 'Answers a pending decision another token asked; for an approval, "approve" runs the waiting action, "deny" fails it.',
   permission: 'decisions:answer',
   target: { kind: 'decision', from: 'decision_id' },
   input: z.strictObject({
     decision_id: DecisionId,
-    answer: z.string().max(MAX_FREE_TEXT_ANSWER).describe('One of the options, or free text when it has none.'),
+    answer: z.string().max(MAX_FREE_TEXT_ANSWER).describe('One of its options, or free text if none.'),
   }),
   output: DecisionView,
   http: { method: 'POST', path: '/api/decisions/{decision_id}/answer', status: 200 },

@@ -8,8 +8,7 @@ import { decisionView } from '../views.js';
 export default defineCapability({
   name: 'cancel_decision',
   title: 'Cancel a decision',
-  description:
-    'Withdraws a pending decision this token asked; an approval\'s waiting action then fails.',
+  description: "Withdraws a pending decision this token asked; an approval's action then fails.",
   permission: 'decisions:request',
   target: { kind: 'decision', from: 'decision_id' },
   input: z.strictObject({ decision_id: DecisionId }),

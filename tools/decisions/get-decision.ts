@@ -7,8 +7,7 @@ import { decisionView } from '../views.js';
 export default defineCapability({
   name: 'get_decision',
   title: 'Get a decision',
-  description:
-    'Shows one decision: question, options, state and, once answered, the answer and who gave it.',
+  description: 'A decision: question, options, state, answer and who gave it.',
   permission: 'decisions:read',
   target: { kind: 'decision', from: 'decision_id' },
   input: z.strictObject({ decision_id: DecisionId }),

@@ -11,18 +11,18 @@ export default defineCapability({
   name: 'request_decision',
   title: 'Ask the team for a decision',
   description:
-    'Asks a person of the team to pick one of 2-10 options, or to answer in free text (members in the panel, other tokens with answer_decision). Over MCP it waits for the answer.',
+    'Asks the team a question (free text or 2-10 options), answered in the panel or with answer_decision. Over MCP it waits for the answer.',
   permission: 'decisions:request',
   target: { kind: 'service', from: 'service_id', optional: true },
   input: z.strictObject({
     question: MultilineText(1000),
     options: z.array(Option).min(2).max(10).optional()
       .refine((options) => options === undefined || new Set(options).size === options.length, 'Options must differ from each other.')
-      .describe('Leave out for a free-text answer.'),
-    context: MultilineText(4000).optional().describe('What the person answering should know.'),
-    service_id: ServiceId.optional().describe('The ERP service it is about; only those who reach it see it.'),
+      .describe('Absent: free text.'),
+    context: MultilineText(4000).optional().describe('For the person answering.'),
+    service_id: ServiceId.optional().describe('Only those who reach this ERP service see it.'),
     expires_in_minutes: z.number().int().min(1).max(MAX_DECISION_MINUTES).optional()
-      .describe(`Minutes until it expires unanswered (default ${DEFAULT_DECISION_MINUTES}).`),
+      .describe(`Default ${DEFAULT_DECISION_MINUTES}.`),
   }),
   output: DecisionView,
   http: { method: 'POST', path: '/api/decisions', status: 201, idempotencyKey: true },

@@ -15,9 +15,8 @@ function rawFile(context: CapabilityContext): FileSource {
 
 export default defineCapability({
   name: 'download_caught_email',
-  title: 'Download the raw .eml of a caught email',
-  description:
-    'The caught email as sent (message/rfc822). REST answers the file; MCP a single-use link valid 5 minutes.',
+  title: 'Download a caught email',
+  description: 'The caught email as sent (.eml); over MCP a single-use link valid 5 minutes.',
   permission: 'mailcatcher:read',
   target: { kind: 'email', from: 'email_id' },
   input: z.strictObject({ email_id: EmailId }),

@@ -5,9 +5,8 @@ import { emailView } from '../views.js';
 
 export default defineCapability({
   name: 'get_caught_email',
-  title: 'Read an email kept by a mail catcher',
-  description:
-    'Shows one email a copy sent: headers, text and HTML bodies, attachments.',
+  title: 'Read a caught email',
+  description: 'One email a copy sent: headers, bodies, attachments.',
   permission: 'mailcatcher:read',
   target: { kind: 'email', from: 'email_id' },
   input: z.strictObject({ email_id: EmailId }),

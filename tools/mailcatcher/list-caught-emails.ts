@@ -8,9 +8,8 @@ import { emailSummaryView } from '../views.js';
 
 export default defineCapability({
   name: 'list_caught_emails',
-  title: "List emails kept by a copy's mail catcher",
-  description:
-    'Lists the emails a copy sent, newest first, kept by its mail catcher instead of delivered (may hold password-reset links).',
+  title: "List a copy's caught emails",
+  description: 'Lists the emails a copy sent (caught, not delivered), newest first; may hold password-reset links.',
   permission: 'mailcatcher:read',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId.describe('The copy.'), ...PageInput }),

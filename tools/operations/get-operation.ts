@@ -6,8 +6,7 @@ import { operationStepsOf, operationView } from '../views.js';
 export default defineCapability({
   name: 'get_operation',
   title: 'Get an operation',
-  description: 'Shows one long action: its state (queued, running, succeeded, failed with a reason) and steps. Poll it until it ends. ' +
-    'A token always reads the operations it requested.',
+  description: "A long action's state, failure reason and steps: poll it until it ends.",
   permission: 'services:read',
   readableByRequester: true,
   target: { kind: 'operation', from: 'operation_id' },

@@ -8,8 +8,7 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'list_operations',
   title: 'List operations',
-  description:
-    'Lists the long actions (start, stop, create, backup...) on what this token reaches, oldest first, with their state.',
+  description: 'Lists the long actions on what this token reaches.',
   permission: 'services:read',
   readableByRequester: true,
   target: { kind: 'team' },

@@ -7,14 +7,13 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'create_server',
   title: 'Create a server',
-  description:
-    'Creates a server to host ERP services. The operation\'s server_id is the new server.',
+  description: 'Creates a server to host ERP services; the operation gives its server_id.',
   permission: 'servers:write',
   target: { kind: 'team' },
   creates: 'server',
   input: z.strictObject({
     name: DisplayName,
-    capacity: z.number().int().min(1).max(200).default(20).describe('How many ERP services it can host.'),
+    capacity: z.number().int().min(1).max(200).default(20).describe('ERP services it can host.'),
   }),
   output: OperationView,
   http: { method: 'POST', path: '/api/servers', status: 202 },

@@ -6,8 +6,7 @@ import { serverView } from '../views.js';
 export default defineCapability({
   name: 'get_server',
   title: 'Get a server',
-  description:
-    'Shows one server: its state and capacity.',
+  description: 'A server: its state and capacity.',
   permission: 'servers:read',
   target: { kind: 'server', from: 'server_id' },
   input: z.strictObject({ server_id: ServerId }),

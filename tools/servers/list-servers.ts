@@ -8,8 +8,7 @@ import { serverView } from '../views.js';
 export default defineCapability({
   name: 'list_servers',
   title: 'List servers',
-  description:
-    'Lists the team\'s servers this token reaches, oldest first.',
+  description: 'Lists the servers this token reaches.',
   permission: 'servers:read',
   target: { kind: 'team' },
   input: z.strictObject({ ...PageInput }),

@@ -6,9 +6,8 @@ import { operationView } from '../views.js';
 
 export default defineCapability({
   name: 'create_copy',
-  title: 'Create a copy of an ERP service',
-  description:
-    'Copies an ERP service\'s live data to a staging duplicate on its server, stopped; its mail is caught, never sent. The operation\'s service_id is the copy.',
+  title: 'Copy an ERP service',
+  description: 'Creates a stopped staging copy of a service and its data, whose mail is caught; the operation gives its service_id.',
   permission: 'services:write',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({

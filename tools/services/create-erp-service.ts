@@ -8,7 +8,7 @@ export default defineCapability({
   name: 'create_erp_service',
   title: 'Create an ERP service',
   description:
-    'Creates an ERP service on a server, stopped. The operation\'s service_id is the new service; for an app with an admin login its result holds initial_credentials, shown once.',
+    'Creates a stopped ERP service on a server; the operation gives its service_id and may give initial_credentials, shown once.',
   permission: 'services:write',
   target: { kind: 'server', from: 'server_id' },
   creates: 'service',
@@ -16,7 +16,7 @@ export default defineCapability({
     server_id: ServerId,
     name: DisplayName,
     app: z.string().trim().min(1).max(64).optional()
-      .describe('The app to run: demo (the default), tryton, or one the operator registered; other than demo needs a Docker server.'),
+      .describe('demo (default), tryton or one the operator added; other than demo needs a Docker server.'),
   }),
   output: OperationView,
   http: { method: 'POST', path: '/api/service-erp', status: 202 },

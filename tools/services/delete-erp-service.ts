@@ -7,8 +7,7 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'delete_erp_service',
   title: 'Delete an ERP service',
-  description:
-    'Deletes an ERP service or copy, with its data and its copies. Cannot be undone: back up first if the data matters.',
+  description: 'Deletes a service or copy with its data and copies. Irreversible: back up first.',
   permission: 'services:write',
   approvable: { queues: 'delete' },
   target: { kind: 'service', from: 'service_id' },

@@ -7,8 +7,8 @@ import { answered, observerOf } from './observer-answers.js';
 
 export default defineCapability({
   name: 'get_erp_service_logs',
-  title: "Read an ERP service's logs",
-  description: 'The latest lines of a service\'s output (each container\'s), or those after since. They may hold personal data.',
+  title: "Read a service's logs",
+  description: "A service's latest output lines, or those after since; may hold personal data.",
   permission: 'services:logs',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject(LogsInput),

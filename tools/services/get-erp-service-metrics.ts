@@ -5,8 +5,8 @@ import { answered, observerOf } from './observer-answers.js';
 
 export default defineCapability({
   name: 'get_erp_service_metrics',
-  title: "Get an ERP service's metrics",
-  description: 'State, uptime, restarts, CPU (percent of one core over the last minute), memory and its limit, and data size on disk.',
+  title: "Get a service's metrics",
+  description: "An ERP service's state, uptime, restarts, CPU (% of one core), memory and disk use.",
   permission: 'services:read',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId }),

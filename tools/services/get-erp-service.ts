@@ -6,8 +6,7 @@ import { serviceView } from '../views.js';
 export default defineCapability({
   name: 'get_erp_service',
   title: 'Get an ERP service',
-  description:
-    'Shows one ERP service or copy: state, revision, server and address.',
+  description: 'An ERP service or copy: state, address, revision, server.',
   permission: 'services:read',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId }),

@@ -5,8 +5,8 @@ import { OutgoingMailView, ServiceId } from '../schemas.js';
 
 export default defineCapability({
   name: 'get_outgoing_mail',
-  title: 'Get an ERP service\'s mail relay',
-  description: 'Shows the SMTP relay an ERP service sends mail through (never its password); null: none. A copy\'s mail is always caught.',
+  title: "Get a service's mail relay",
+  description: 'The SMTP relay a service sends mail through (null: none), without its password.',
   permission: 'services:read',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId }),

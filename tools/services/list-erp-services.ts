@@ -8,8 +8,7 @@ import { serviceView } from '../views.js';
 export default defineCapability({
   name: 'list_erp_services',
   title: 'List ERP services',
-  description:
-    'Lists the team\'s ERP services this token reaches, oldest first, with state and address (copies: list_erp_service_copies).',
+  description: 'Lists the ERP services this token reaches. Copies: list_erp_service_copies.',
   permission: 'services:read',
   target: { kind: 'team' },
   input: z.strictObject({ ...PageInput }),

@@ -7,8 +7,7 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'redeploy_erp_service',
   title: 'Redeploy an ERP service',
-  description:
-    'Deploys the next revision of an ERP service or copy and runs it; data is kept.',
+  description: "Deploys a service's or copy's next revision and runs it; data is kept.",
   permission: 'services:operate',
   approvable: { queues: 'redeploy' },
   target: { kind: 'service', from: 'service_id' },

@@ -6,16 +6,15 @@ import { OutgoingMailView, ServiceId } from '../schemas.js';
 
 export default defineCapability({
   name: 'set_outgoing_mail',
-  title: 'Set an ERP service\'s mail relay',
+  title: "Set a service's mail relay",
   description:
-    'Sets the SMTP relay a production ERP service sends mail through, from its next start; relay null: none. The password ' +
-    'is sealed, never shown. Refused on a copy (its mail is caught) and for a private host unless the operator allows it.',
+    "Sets a service's SMTP relay from its next start (null: none). Refused on a copy, and for a private host unless the operator allows it.",
   permission: 'services:write',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({
     service_id: ServiceId,
     relay: z.strictObject({
-      host: z.string().min(1).max(253).describe('Host name or IP address'),
+      host: z.string().min(1).max(253),
       port: z.number().int().min(1).max(65_535).describe('587 (STARTTLS), 465 (TLS) or 25'),
       user: z.string().min(1).max(256).optional(),
       password: z.string().min(1).max(1024).optional().describe('Needs user'),

@@ -7,8 +7,7 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'start_erp_service',
   title: 'Start an ERP service',
-  description:
-    'Starts an ERP service or copy; once succeeded its url answers. Starting a running service does nothing.',
+  description: 'Starts a service or copy; once it succeeds, its url answers.',
   permission: 'services:operate',
   target: { kind: 'service', from: 'service_id' },
   input: z.strictObject({ service_id: ServiceId }),

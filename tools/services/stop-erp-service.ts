@@ -7,8 +7,7 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'stop_erp_service',
   title: 'Stop an ERP service',
-  description:
-    'Stops an ERP service or copy; it keeps its data and port. Stopping a stopped service does nothing.',
+  description: 'Stops a service or copy; it keeps its data and port.',
   permission: 'services:operate',
   approvable: { queues: 'stop' },
   target: { kind: 'service', from: 'service_id' },

@@ -7,8 +7,7 @@ import { PermissionIdSchema } from '../schemas.js';
 export default defineCapability({
   name: 'get_current_token',
   title: 'Show what this token may do',
-  description:
-    'Shows the calling token: team, channels, permissions (implied ones included), the services and servers it is limited to (null: all), expiry.',
+  description: "This token's team, channels, permissions, expiry, and the services and servers it is limited to (null: all).",
   permission: null,
   target: { kind: 'caller' },
   input: z.strictObject({}),
