@@ -27,6 +27,7 @@ import type { AppContainer, AppDefinition } from '../apps/app-definition.js';
 import { ADMIN_PASSWORD_SECRET, sealInitialCredentials, type SealedInitialCredentials } from '../apps/initial-credentials.js';
 import { renderEnvironment } from '../apps/render-environment.js';
 import { smtpUri } from '../apps/smtp-uri.js';
+import { staleContainer } from './stale-container.js';
 import { mailRelayOf } from './mail-relay-of.js';
 import { DriverError, type BackupFile, type RestoreHooks, type RunningService, type ServiceSpec, type ServiceStatus, type StartHooks } from '../driver.js';
 import { readAppManifest, type AppArchiveManifest } from './app-archive.js';
@@ -542,14 +543,26 @@ export class AppServiceDriver {
     if (existing?.running && existing.port !== null) {
       pid = await waitHealthy(api, existing.id, target(existing.port), app.deadlines.startMs).catch(() => null);
     }
+    // A stopped web container made with another relay, address or limits than the service has
+    // now is made again, from the image it was made from; its revision's migration ran before it
+    // was first made, so none runs for it.
+    let image = container.image;
+    if (pid === null && existing && !existing.running) {
+      const stale = await staleContainer(api, existing.id, this.shared(service, container, values, generation));
+      if (stale) {
+        await removeContainer(api, existing.id);
+        id = undefined;
+        image = stale.image;
+      }
+    }
     if (pid === null) {
       // Before the web container of this revision first exists: the database is made, or upgraded
       // by a new image, unless a restore or copy filled it with data the same image made.
-      if (id === undefined && app.commands.migrate && !(await this.schemaIsCurrent(api, service, app, generation))) {
+      if (existing === undefined && app.commands.migrate && !(await this.schemaIsCurrent(api, service, app, generation))) {
         await this.migrate(api, service, app, values, generation);
       }
       id ??= await createAppContainer(api, {
-        ...this.shared(service, container, values, generation), name: appContainerName(service.id, service.revision, container.name, generation),
+        ...this.shared(service, { ...container, image }, values, generation), name: appContainerName(service.id, service.revision, container.name, generation),
         publish: { containerPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', hostPort: null },
       });
       const published = await startOnEnginePort(api, id, app.web.port);

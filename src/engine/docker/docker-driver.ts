@@ -31,6 +31,7 @@ import { choosePort } from './ports.js';
 import { AppServiceDriver, runsAnApp } from './app-service-driver.js';
 import { removeNetworks } from './app-containers.js';
 import { relayLoginOf } from '../../mail/outgoing-relay.js';
+import { staleContainer } from './stale-container.js';
 import { mailRelayOf } from './mail-relay-of.js';
 import { ensureFront, findFront, frontStatus, removeFront, stopFront, switchFront } from './service-front.js';
 
@@ -278,13 +279,23 @@ export class DockerDriver implements ServiceDriver {
     if (containerId === undefined) {
       const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
       await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
+      const env = containerEnvOf({
+        serviceId: service.id, name: service.name, revision: service.revision, publicUrl: `http://${host}:${front.port}`,
+        smtp: await mailRelayOf(this.options, service),
+      });
+      // A stopped container made with another relay, address or limits than the service has now
+      // is made again, from the image it was made from.
+      const limits = containerLimitsOf(service.server.docker?.limits);
+      let image = contract.image;
+      const stale = existing && await staleContainer(api, existing.id, { env, limits });
+      if (existing && stale) {
+        await removeContainer(api, existing.id);
+        existing = undefined;
+        image = stale.image;
+      }
       const id = existing?.id ?? await createServiceContainer(api, {
-        serviceId: service.id, serverId: service.server.id, revision: service.revision, volume, contract,
-        bindAddress, port: null, limits: containerLimitsOf(service.server.docker?.limits),
-        env: containerEnvOf({
-          serviceId: service.id, name: service.name, revision: service.revision, publicUrl: `http://${host}:${front.port}`,
-          smtp: await mailRelayOf(this.options, service),
-        }),
+        serviceId: service.id, serverId: service.server.id, revision: service.revision, volume, contract: { ...contract, image },
+        bindAddress, port: null, limits, env,
       });
       const published = await startOnEnginePort(api, id, contract.port);
       await hooks.spawned((await containerPid(api, id)).pid);

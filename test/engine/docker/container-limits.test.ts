@@ -62,6 +62,15 @@ describe.runIf(dockerAvailable)('admin set-server-limits and the containers of a
       .toEqual({ id: serverId, memory_mb: 256, cpus: 2, default: { memory_mb: false, cpus: true } });
   });
 
+  it('gives a stopped service its server\'s new limits at its next start', async () => {
+    const serviceId = await startedService('Started before the change');
+    expect(await limitsOfService(serviceId)).toMatchObject({ NanoCpus: 2_000_000_000 });
+    expect((await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/stop`)).state).toBe('succeeded');
+    await admin(server.dataDir, ['set-server-limits', '--server', serverId, '--memory-mb', '384', '--cpus', '1']);
+    expect((await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/start`)).state).toBe('succeeded');
+    expect(await limitsOfService(serviceId)).toMatchObject({ Memory: 384 * 1024 * 1024, MemorySwap: 384 * 1024 * 1024, NanoCpus: 1_000_000_000 });
+  });
+
   it('refuses a limit out of range, or a server that is not a Docker server, with a sentence', async () => {
     const tooSmall = await runCli(['admin', 'set-server-limits', '--server', serverId, '--memory-mb', '16', '--data-dir', server.dataDir]);
     expect([tooSmall.code, tooSmall.stderr.trim()]).toEqual([2, 'teaminfra: set-server-limits: --memory-mb must be a whole number from 128 to 1048576, or "default"; got "16".']);

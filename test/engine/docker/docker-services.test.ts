@@ -201,17 +201,19 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     expect(await copyForCredentials(server.app.db.kysely, mail?.username ?? '', mail?.password ?? '')).toMatchObject({ id: copyId });
   });
 
+  const runningContainerOf = async (id: string) =>
+    (await containersOfServer(api, serverId, 'service')).filter((c) => c.Labels['io.teaminfra.service-id'] === id && c.State === 'running')[0]!;
+  const envOf = async (id: string) => {
+    const inspected = await api.json<{ Config: { Env: string[] } }>('GET', `/containers/${(await runningContainerOf(id)).Id}/json`);
+    return Object.fromEntries(inspected.Config.Env.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
+  };
+
   it('a relay set on the service is in its container at its next redeploy, with its login; its running copy keeps the mail catcher', async () => {
     const password = 'relay secret p@ss';
     const set = await send(server.baseUrl, 'PUT', `/api/service-erp/${serviceId}/outgoing-mail`, token, {
       relay: { host: '93.184.216.34', port: 587, user: 'erp@example.com', password },
     });
     expect(set.status, JSON.stringify(set.body)).toBe(200);
-    const envOf = async (id: string) => {
-      const [container] = (await containersOfServer(api, serverId, 'service')).filter((c) => c.Labels['io.teaminfra.service-id'] === id && c.State === 'running');
-      const inspected = await api.json<{ Config: { Env: string[] } }>('GET', `/containers/${container!.Id}/json`);
-      return Object.fromEntries(inspected.Config.Env.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
-    };
     expect((await envOf(serviceId)).TEAMINFRA_SMTP_HOST).toBe('');
     const redeployed = await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/redeploy`);
     expect(redeployed).toMatchObject({ state: 'succeeded' });
@@ -226,6 +228,27 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     expect((await send(server.baseUrl, 'PUT', `/api/service-erp/${serviceId}/outgoing-mail`, token, { relay: null })).status).toBe(200);
     expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/redeploy`)).toMatchObject({ state: 'succeeded' });
     expect(await envOf(serviceId)).toMatchObject({ TEAMINFRA_SMTP_HOST: '', TEAMINFRA_SMTP_PASSWORD: '' });
+  });
+
+  it('a relay set while the service is stopped is in its container at its next start; without a change, the start keeps its container', async () => {
+    const relay = (value: object | null) => send(server.baseUrl, 'PUT', `/api/service-erp/${serviceId}/outgoing-mail`, token, { relay: value });
+    const restart = async () => {
+      expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/stop`)).toMatchObject({ state: 'succeeded' });
+      expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/start`)).toMatchObject({ state: 'succeeded' });
+    };
+    expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/stop`)).toMatchObject({ state: 'succeeded' });
+    expect((await relay({ host: '93.184.216.34', port: 2525 })).status).toBe(200);
+    expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/start`)).toMatchObject({ state: 'succeeded' });
+    expect(await envOf(serviceId)).toMatchObject({ TEAMINFRA_SMTP_HOST: '93.184.216.34', TEAMINFRA_SMTP_PORT: '2525', TEAMINFRA_SMTP_USER: '' });
+
+    const kept = (await runningContainerOf(serviceId)).Id;
+    await restart();
+    expect((await runningContainerOf(serviceId)).Id).toBe(kept);
+
+    expect((await relay(null)).status).toBe(200);
+    await restart();
+    expect((await runningContainerOf(serviceId)).Id).not.toBe(kept);
+    expect(await envOf(serviceId)).toMatchObject({ TEAMINFRA_SMTP_HOST: '', TEAMINFRA_SMTP_PORT: '' });
   });
 
   it('backup, download and restore: the data is really back, and a safety backup holds what was replaced', async () => {

@@ -197,4 +197,22 @@ describe.runIf(dockerAvailable)('redeploying a Tryton service to a new image', (
     expect(await partyName(url.replace(/\/$/, ''))).toBe('Made before the redeploy');
     expect((await trytonContainers()).map((each) => each.Labels[LABEL.revision])).toEqual(['2']);
   }, 6 * 60_000);
+
+  it('a relay removed while the service is stopped is gone at its next start, from revision 2\'s own image and without a migration', async () => {
+    // The definition now names the failing image: a start that made revision 2 from it, or migrated, would fail.
+    const stopped = await send(team.server.baseUrl, 'POST', `/api/service-erp/${serviceId}/stop`, team.token);
+    expect((await waitForOperation(team.server.baseUrl, team.token, stopped.body.id, 120_000)).state).toBe('succeeded');
+    expect((await send(team.server.baseUrl, 'PUT', `/api/service-erp/${serviceId}/outgoing-mail`, team.token, { relay: null })).status).toBe(200);
+    const started = await send(team.server.baseUrl, 'POST', `/api/service-erp/${serviceId}/start`, team.token);
+    const done = await waitForOperation(team.server.baseUrl, team.token, started.body.id, 5 * 60_000);
+    expect(done, JSON.stringify(done)).toMatchObject({ state: 'succeeded' });
+    expect(await service()).toMatchObject({ state: 'running', revision: 2, url });
+    const containers = await trytonContainers();
+    expect(containers.map((each) => [each.Labels[LABEL.revision], each.State])).toEqual([['2', 'running']]);
+    expect(await emailUriOf(containers[0]!.Id)).toBe('');
+    const inspected = await api.json<{ Image: string }>('GET', `/containers/${containers[0]!.Id}/json`);
+    const slow = await api.json<{ Id: string }>('GET', `/images/${encodeURIComponent(slowImage)}/json`);
+    expect(inspected.Image).toBe(slow.Id);
+    expect(await partyName(url.replace(/\/$/, ''))).toBe('Made before the redeploy');
+  }, 8 * 60_000);
 });
