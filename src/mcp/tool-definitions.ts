@@ -5,6 +5,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { CatalogError, type Capability } from '../core/capability.js';
 import { jsonSchemaOf } from '../channel-neutral/json-schema.js';
 import { leanInputSchema, leanOutputSchema, summaryOf } from './lean-schema.js';
+import type { PrebuiltTool } from './prebuilt-tools.js';
 
 /**
  * The members an answer declares over MCP where the whole would repeat another tool's schema
@@ -41,8 +42,14 @@ export interface ToolCatalog {
   find(name: string): ToolDefinition | undefined;
 }
 
-export function buildToolCatalog(catalog: readonly Capability[]): ToolCatalog {
-  const definitions = catalog.map((capability): ToolDefinition => {
+/**
+ * `prebuilt`: the tools as the build computed them from this same catalog (prebuilt-tools.ts),
+ * used when they name the same capabilities in the same order, else computed here.
+ */
+export function buildToolCatalog(catalog: readonly Capability[], prebuilt?: readonly PrebuiltTool[]): ToolCatalog {
+  const usable = prebuilt !== undefined && prebuilt.length === catalog.length && prebuilt.every((entry, index) => entry.name === catalog[index]!.name);
+  const definitions = catalog.map((capability, index): ToolDefinition => {
+    if (usable) return Object.freeze({ capability, tool: deepFreeze(prebuilt[index]!.tool), legacyTool: deepFreeze(prebuilt[index]!.legacyTool) });
     const tool = toolOf(capability);
     const legacyTool = startsLongAction(capability) ? deepFreeze({ ...tool, execution: { taskSupport: 'optional' } } as Tool) : tool;
     return Object.freeze({ capability, tool, legacyTool });

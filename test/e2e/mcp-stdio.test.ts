@@ -13,6 +13,7 @@ import { dateInTimeZone } from '../../src/auth/expiry.js';
 import { expandPermissions } from '../../src/auth/permissions.js';
 import { revokeToken } from '../../src/db/repositories/tokens.js';
 import { MCP_BUNDLE, mcpBundleIsCurrent } from '../../src/cli/mcp-module.js';
+import { buildToolCatalog } from '../../src/mcp/tool-definitions.js';
 import { catalog } from '../../tools/index.js';
 import { CLI, runCli } from '../support/cli.js';
 import { getJson, makeToken, seedTeam, startTestServer, tempDataDir, type SeededTeam, type TestServer } from '../support/fixtures.js';
@@ -75,6 +76,16 @@ describe('teaminfra mcp over stdio', () => {
     const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
     await close();
     expect(names).toEqual(catalog.map((capability) => capability.name).sort());
+  });
+
+  it('lists each tool exactly as the catalog computes it, though the bundle took them from the build (src/mcp/prebuilt-tools.ts)', async () => {
+    for (const [protocolVersion, era] of [['2025-11-25', 'legacyTool'], ['2026-07-28', 'tool']] as const) {
+      const meta = protocolVersion === '2026-07-28' ? { params: { _meta: MODERN_META } } : {};
+      const opening = protocolVersion === '2026-07-28' ? [] : [JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })];
+      const { lines } = await rawStdio([...opening, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', ...meta })], 2);
+      const listed = lines.map((line) => JSON.parse(line) as { id: number; result?: { tools: unknown[] } }).find((answer) => answer.id === 2)?.result?.tools;
+      expect(listed, protocolVersion).toEqual(buildToolCatalog(catalog).definitions.map((definition) => definition[era]));
+    }
   });
 
   it('lists only the services:read tools and get_current_token to a services:read token', async () => {
