@@ -11,7 +11,7 @@ import type { z } from 'zod';
 import type { AppDefinition } from './app-definition.js';
 import { buildAppDefinition } from './build-app-definition.js';
 import { refusalsOf } from './compose-refusals.js';
-import { APP_NAME, ComposeFile } from './compose-schema.js';
+import { APP_NAME, composeSchemas } from './compose-schema.js';
 
 /** A definition refused: `problems` holds one sentence per problem, for a person to act on. */
 export class AppDefinitionError extends Error {
@@ -42,7 +42,7 @@ export function parseAppDefinition(text: string, name?: string): AppDefinition {
   const refusals = refusalsOf(raw);
   if (refusals.length > 0) throw new AppDefinitionError(refusals);
 
-  const checked = ComposeFile.safeParse(raw);
+  const checked = composeSchemas().ComposeFile.safeParse(raw);
   if (!checked.success) throw new AppDefinitionError(checked.error.issues.map((issue) => sentenceOf(issue, raw)));
 
   const problems: string[] = [];
