@@ -225,7 +225,7 @@ describe('teaminfra mcp at start', () => {
   });
 
   it('runs from the one-file bundle that the build makes (scripts/bundle-mcp.mjs), with Kysely, zod and the SDK inside it', async () => {
-    // npm test builds it (pretest); after a bare tsc the compiled modules run instead (src/cli/mcp-module.ts).
+    // npm test builds it (pretest), and so does the tests' global setup after a bare tsc (test/support/mcp-bundle-setup.ts).
     expect(mcpBundleIsCurrent(), 'dist/mcp/teaminfra-mcp.js is missing or older than dist/src: run "npm run build"').toBe(true);
     const urls = await modulesLoaded();
     expect(urls).toContain(pathToFileURL(MCP_BUNDLE).href);
