@@ -65,6 +65,8 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // `teaminfra mcp`'s bundle, made when a bare tsc left it older than the compiled code.
+    globalSetup: ['test/support/mcp-bundle-setup.ts'],
     // Black-box suites start servers and child processes; two cores, so keep parallelism modest.
     maxWorkers: 2,
     projects: [

@@ -9,7 +9,9 @@
 // Then tools/list for a full-access token (bytes; bound 24 KB, test/mcp/tool-list-size.test.ts),
 // and the stdio server: from process start to the answer of tools/list (initialize first, as a
 // client does), median of runs, against a bare Node process answering the same two lines
-// (servers/stdio-floor.ts), the runs alternating. Target: at most 2.5x the bare process.
+// (servers/stdio-floor.ts), the runs alternating. Target: at most 2.5x the bare process. Beside
+// them, the SDK's own serveStdio answering the same list (servers/stdio-sdk-floor.ts), as its
+// compiled modules and bundled into one file the way `teaminfra mcp` is (scripts/bundle-mcp.mjs).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -119,6 +121,15 @@ async function measureHttp(dataDir: string, token: string, config: ReturnType<ty
 const FLOOR = fileURLToPath(new URL('./servers/stdio-floor.js', import.meta.url));
 const SDK_FLOOR = fileURLToPath(new URL('./servers/stdio-sdk-floor.js', import.meta.url));
 
+/** servers/stdio-sdk-floor.js and everything it imports in one file under `dir`, as the build bundles `teaminfra mcp`. */
+async function bundledSdkFloor(dir: string): Promise<string> {
+  const { rolldown } = await import('rolldown');
+  const bundle = await rolldown({ input: SDK_FLOOR, platform: 'node', logLevel: 'warn' });
+  await bundle.write({ dir, format: 'esm', entryFileNames: 'stdio-sdk-floor.mjs', chunkFileNames: '[name]-[hash].mjs' });
+  await bundle.close();
+  return join(dir, 'stdio-sdk-floor.mjs');
+}
+
 interface StdioAnswers { initialize: unknown; toolsList: unknown }
 
 /** Spawn, initialize, then tools/list: the time a client waits before it can show the tools. */
@@ -169,15 +180,20 @@ export default async function mcpBench() {
     const stdioRuns: number[] = [];
     const floorRuns: number[] = [];
     const sdkFloorRuns: number[] = [];
+    const bundledSdkFloorRuns: number[] = [];
     const answers: StdioAnswers = { initialize: null, toolsList: null };
     const ours = [CLI, 'mcp', '--data-dir', dataDir];
     await stdioStartupMs(ours, fixture.token, answers);
     const answersFile = join(dataDir, 'stdio-answers.json');
     writeFileSync(answersFile, JSON.stringify(answers));
+    const sdkFloorBundle = await bundledSdkFloor(join(dataDir, 'sdk-floor-bundle'));
+    // Its first start fills the compile cache, as ours did above.
+    await stdioStartupMs([sdkFloorBundle, answersFile], fixture.token);
     for (let run = 0; run < config.stdioRuns; run++) {
       stdioRuns.push(await stdioStartupMs(ours, fixture.token));
       floorRuns.push(await stdioStartupMs([FLOOR, answersFile], fixture.token));
       sdkFloorRuns.push(await stdioStartupMs([SDK_FLOOR, answersFile], fixture.token));
+      bundledSdkFloorRuns.push(await stdioStartupMs([sdkFloorBundle, answersFile], fixture.token));
     }
 
     const { rest, mcp, modern, floor, floorModern } = http;
@@ -204,6 +220,7 @@ export default async function mcpBench() {
     const floorMedianMs = median(floorRuns);
     const stdioOverFloor = stdioMedianMs / floorMedianMs;
     const sdkFloorMedianMs = median(sdkFloorRuns);
+    const bundledSdkFloorMedianMs = median(bundledSdkFloorRuns);
     const met = {
       legacyOverFloor: ratios.legacyOverFloor >= FLOOR_TARGET,
       modernOverFloor: ratios.modernOverFloor >= FLOOR_TARGET,
@@ -242,6 +259,9 @@ export default async function mcpBench() {
     console.log(`stdio SDK floor, the SDK's serveStdio answering the same tools/list: median ${fixed(sdkFloorMedianMs, 0)} ms ` +
       `(${sdkFloorRuns.map((ms) => Math.round(ms)).join(', ')}); SDK floor/bare = ${fixed(sdkFloorMedianMs / floorMedianMs)}, ` +
       `ours/SDK floor = ${fixed(stdioMedianMs / sdkFloorMedianMs)}`);
+    console.log(`stdio SDK floor bundled into one file: median ${fixed(bundledSdkFloorMedianMs, 0)} ms ` +
+      `(${bundledSdkFloorRuns.map((ms) => Math.round(ms)).join(', ')}); bundled SDK floor/bare = ${fixed(bundledSdkFloorMedianMs / floorMedianMs)}, ` +
+      `ours/bundled SDK floor = ${fixed(stdioMedianMs / bundledSdkFloorMedianMs)}`);
     const problems = ([['REST', rest], ['MCP', mcp], ['MCP 2026-07-28', modern], ['(d)', floor], ['(d) 2026-07-28', floorModern]] as const)
       .filter(([, f]) => f.non2xx > 0 || f.errors > 0)
       .map(([label, f]) => `${label}: ${f.non2xx} non-2xx, ${f.errors} errors`);
@@ -252,8 +272,14 @@ export default async function mcpBench() {
       rest, mcp, modern, floor, floorModern,
       bodyBytes: http.bytes,
       toolList: { bytes: toolListBytes, tools: toolCount },
-      ratios: { ...ratios, stdioOverFloor, stdioSdkFloorOverBare: sdkFloorMedianMs / floorMedianMs, stdioOverSdkFloor: stdioMedianMs / sdkFloorMedianMs },
-      stdio: { medianMs: stdioMedianMs, runsMs: stdioRuns, floorMedianMs, floorRunsMs: floorRuns, sdkFloorMedianMs, sdkFloorRunsMs: sdkFloorRuns },
+      ratios: {
+        ...ratios, stdioOverFloor, stdioSdkFloorOverBare: sdkFloorMedianMs / floorMedianMs, stdioOverSdkFloor: stdioMedianMs / sdkFloorMedianMs,
+        stdioBundledSdkFloorOverBare: bundledSdkFloorMedianMs / floorMedianMs, stdioOverBundledSdkFloor: stdioMedianMs / bundledSdkFloorMedianMs,
+      },
+      stdio: {
+        medianMs: stdioMedianMs, runsMs: stdioRuns, floorMedianMs, floorRunsMs: floorRuns, sdkFloorMedianMs, sdkFloorRunsMs: sdkFloorRuns,
+        bundledSdkFloorMedianMs, bundledSdkFloorRunsMs: bundledSdkFloorRuns,
+      },
       target,
       problems,
     };

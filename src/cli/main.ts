@@ -35,7 +35,7 @@ async function main(argv: string[]): Promise<void> {
     case 'serve':
       return (await import('./serve.js')).runServe(rest);
     case 'mcp':
-      return (await import('./mcp.js')).runMcpStdio(rest);
+      return (await (await import('./mcp-module.js')).loadMcpCommand()).runMcpStdio(rest);
     case 'login':
       return (await import('./login.js')).runLogin(rest);
     case 'logout':

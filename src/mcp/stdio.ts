@@ -12,6 +12,7 @@ import { toAppError } from '../core/errors.js';
 import { admit } from '../core/invoke.js';
 import { DATABASE_FILE, type DatabaseOptions } from '../db/connect.js';
 import { createMcpServer } from './mcp-server.js';
+import { PREBUILT_TOOLS } from './prebuilt-tools.js';
 import { buildToolCatalog } from './tool-definitions.js';
 import { screenedLines } from './stdio-framing.js';
 
@@ -59,7 +60,7 @@ export async function serveStdio(location: { dataDir: string; database?: Databas
  * and the factory builds our one server for that era.
  */
 async function serveUntilClosed(app: OpenCore, bearer: string): Promise<void> {
-  const tools = buildToolCatalog(catalog);
+  const tools = buildToolCatalog(catalog, PREBUILT_TOOLS);
   // Lines the SDK would drop or cannot serve are answered by the screen (stdio-framing.ts).
   const lines = process.stdin.pipe(screenedLines((error) => { void wire.send(error).catch(() => undefined); }));
   const wire = new StdioServerTransport(lines, process.stdout);

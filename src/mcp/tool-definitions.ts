@@ -5,6 +5,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { CatalogError, type Capability } from '../core/capability.js';
 import { jsonSchemaOf } from '../channel-neutral/json-schema.js';
 import { leanInputSchema, leanOutputSchema, summaryOf, vocabularyOnce } from './lean-schema.js';
+import type { PrebuiltTool } from './prebuilt-tools.js';
 import { withSharedPieces } from './shared-pieces.js';
 
 /**
@@ -42,9 +43,15 @@ export interface ToolCatalog {
   find(name: string): ToolDefinition | undefined;
 }
 
-export function buildToolCatalog(catalog: readonly Capability[]): ToolCatalog {
+/**
+ * `prebuilt`: the tools as the build computed them from this same catalog (prebuilt-tools.ts),
+ * used when they name the same capabilities in the same order, else computed here.
+ */
+export function buildToolCatalog(catalog: readonly Capability[], prebuilt?: readonly PrebuiltTool[]): ToolCatalog {
+  const usable = prebuilt !== undefined && prebuilt.length === catalog.length && prebuilt.every((entry, index) => entry.name === catalog[index]!.name);
   const vocabularies = new Set<string>();
-  const definitions = catalog.map((capability): ToolDefinition => {
+  const definitions = catalog.map((capability, index): ToolDefinition => {
+    if (usable) return Object.freeze({ capability, tool: deepFreeze(prebuilt[index]!.tool), legacyTool: deepFreeze(prebuilt[index]!.legacyTool) });
     const tool = toolOf(capability, vocabularies);
     const legacyTool = startsLongAction(capability) ? deepFreeze({ ...tool, execution: { taskSupport: 'optional' } } as Tool) : tool;
     return Object.freeze({ capability, tool, legacyTool });

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
@@ -11,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dateInTimeZone } from '../../src/auth/expiry.js';
 import { expandPermissions } from '../../src/auth/permissions.js';
 import { revokeToken } from '../../src/db/repositories/tokens.js';
+import { MCP_BUNDLE, mcpBundleIsCurrent } from '../../src/cli/mcp-module.js';
+import { buildToolCatalog } from '../../src/mcp/tool-definitions.js';
 import { catalog } from '../../tools/index.js';
 import { CLI, runCli } from '../support/cli.js';
 import { getJson, makeToken, seedTeam, startTestServer, tempDataDir, type SeededTeam, type TestServer } from '../support/fixtures.js';
@@ -73,6 +76,16 @@ describe('teaminfra mcp over stdio', () => {
     const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
     await close();
     expect(names).toEqual(catalog.map((capability) => capability.name).sort());
+  });
+
+  it('lists each tool exactly as the catalog computes it, though the bundle took them from the build (src/mcp/prebuilt-tools.ts)', async () => {
+    for (const [protocolVersion, era] of [['2025-11-25', 'legacyTool'], ['2026-07-28', 'tool']] as const) {
+      const meta = protocolVersion === '2026-07-28' ? { params: { _meta: MODERN_META } } : {};
+      const opening = protocolVersion === '2026-07-28' ? [] : [JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })];
+      const { lines } = await rawStdio([...opening, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', ...meta })], 2);
+      const listed = lines.map((line) => JSON.parse(line) as { id: number; result?: { tools: unknown[] } }).find((answer) => answer.id === 2)?.result?.tools;
+      expect(listed, protocolVersion).toEqual(buildToolCatalog(catalog).definitions.map((definition) => definition[era]));
+    }
   });
 
   it('lists only the services:read tools and get_current_token to a services:read token', async () => {
@@ -189,22 +202,37 @@ describe('teaminfra mcp over stdio', () => {
 describe('teaminfra mcp at start', () => {
   // What an assistant waits for when it starts the server: only what answering needs is loaded.
   // These belong to `serve` (HTTP, panel, sign-in, mail catcher) or to a Docker engine.
-  const NOT_NEEDED = ['fastify', 'undici', 'tar-stream', 'smtp-server', 'mailparser', 'oidc-provider', 'swagger-ui-dist', 'pg'];
+  const NOT_NEEDED = ['fastify', 'undici', 'tar-stream', 'smtp-server', 'mailparser', 'oidc-provider', 'swagger-ui-dist', 'pg', 'yaml'];
 
-  it('loads none of the HTTP server, sign-in, mail catcher or Docker engine client, nor Kysely\'s ESM build, to answer tools/list', async () => {
+  async function modulesLoaded(): Promise<string[]> {
     const log = join(tempDataDir(), 'modules.txt');
     await rawStdio([
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
       JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
     ], 2, { nodeArgs: ['--import', join(import.meta.dirname, '../support/module-log-hook.mjs')], env: { TEAMINFRA_TEST_MODULE_LOG: log } });
-    const urls = readFileSync(log, 'utf8').split('\n');
-    // Kysely's values come from its CommonJS build (src/db/kysely-runtime.ts): its ESM build is 262 modules to link.
+    return readFileSync(log, 'utf8').split('\n').filter((url) => url !== '');
+  }
+  const packagesOf = (urls: string[]) => new Set(urls
+    .map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((name): name is string => name !== undefined));
+
+  it('loads none of the HTTP server, sign-in, mail catcher, YAML parser or Docker engine client to answer tools/list', async () => {
+    const urls = await modulesLoaded();
+    // Kysely's values come from its CommonJS build (src/db/kysely-runtime.ts) or the bundle: its ESM build is 262 modules to link.
     expect(urls.filter((url) => url.includes('/node_modules/kysely/dist/esm/'))).toEqual([]);
-    const packages = new Set(urls
-      .map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((name): name is string => name !== undefined));
-    expect(packages.has('@modelcontextprotocol/server')).toBe(true);
+    const packages = packagesOf(urls);
     // pg: the test may run on PostgreSQL, where loading it is right.
     expect([...packages].filter((name) => NOT_NEEDED.includes(name) && !(name === 'pg' && server.databaseUrl))).toEqual([]);
+  });
+
+  it('runs from the one-file bundle that the build makes (scripts/bundle-mcp.mjs), with Kysely, zod and the SDK inside it', async () => {
+    // npm test builds it (pretest), and so does the tests' global setup after a bare tsc (test/support/mcp-bundle-setup.ts).
+    expect(mcpBundleIsCurrent(), 'dist/mcp/teaminfra-mcp.js is missing or older than dist/src: run "npm run build"').toBe(true);
+    const urls = await modulesLoaded();
+    expect(urls).toContain(pathToFileURL(MCP_BUNDLE).href);
+    // Beside it, only the compiled modules main.js loads itself (and shares with it: UsageError).
+    expect(urls.filter((url) => url.includes('/dist/src/')).map((url) => url.replace(/^.*\/dist\/src\//, '')).sort())
+      .toEqual(['cli/main.js', 'cli/mcp-module.js', 'cli/usage.js', 'package-root.js']);
+    expect([...packagesOf(urls)].filter((name) => ['kysely', 'zod', '@modelcontextprotocol/server', '@modelcontextprotocol/core'].includes(name))).toEqual([]);
   });
 });
 

@@ -80,6 +80,19 @@ describe('buildToolCatalog', () => {
     }
   });
 
+  it('takes the tools the build computed when they name the same capabilities in the same order, and computes them otherwise', () => {
+    const prebuilt = tools.definitions.map(({ capability, tool, legacyTool }) => ({ name: capability.name, tool: structuredClone(tool), legacyTool: structuredClone(legacyTool) }));
+    const taken = buildToolCatalog(catalog, prebuilt);
+    expect(taken.definitions.map((definition) => definition.tool)).toEqual(tools.definitions.map((definition) => definition.tool));
+    expect(taken.definitions[0]!.tool).toBe(prebuilt[0]!.tool);
+    expect(Object.isFrozen(prebuilt[0]!.tool.inputSchema)).toBe(true);
+    expect(taken.find(catalog[0]!.name)?.capability).toBe(catalog[0]);
+    // Another catalog (a capability added since the build): the prebuilt list is not used.
+    const stale = buildToolCatalog(catalog, prebuilt.slice(1));
+    expect(stale.definitions[1]!.tool).not.toBe(prebuilt[0]!.tool);
+    expect(stale.definitions.map((definition) => definition.tool)).toEqual(tools.definitions.map((definition) => definition.tool));
+  });
+
   it('finds nothing for a name outside the catalog', () => {
     expect(tools.find('create_token')).toBeUndefined();
     expect(tools.find('__proto__')).toBeUndefined();

@@ -15,88 +15,100 @@ export function durationMs(text: string): number {
   return Math.round(total);
 }
 
-const Duration = z.string().regex(DURATION, 'must be a duration such as "30s" or "1m30s"');
-
-/** An argument array; a string would have to be split by a shell's rules, which we never apply. */
-const Argv = z.array(z.string(), { error: 'must be a list of arguments, such as ["pg_dump", "-Fc"], not one string' }).min(1);
-
-const Scalar = z.union([z.string(), z.number(), z.boolean()]);
-
-const Environment = z.union([
-  z.record(z.string(), Scalar.nullable()),
-  z.array(z.string().regex(/^[^=\s]+=/, 'must be written KEY=value')),
-]);
-
-const VolumeEntry = z.union([
-  z.string(),
-  z.object({
-    type: z.literal('volume', { error: 'must be "volume": teaminfra mounts named volumes only' }),
-    source: z.string().min(1),
-    target: z.string().min(1),
-    read_only: z.boolean().optional(),
-  }).strict(),
-]);
-
-const Healthcheck = z.object({
-  test: z.union([z.array(z.string()).min(1), z.string()]).optional(),
-  interval: Duration.optional(),
-  timeout: Duration.optional(),
-  retries: z.number().int().min(0).optional(),
-  start_period: Duration.optional(),
-  disable: z.boolean().optional(),
-}).strict();
-
-const Condition = z.enum(['service_started', 'service_healthy', 'service_completed_successfully']);
-
-const DependsOn = z.union([
-  z.array(z.string()),
-  z.record(z.string(), z.object({ condition: Condition.optional(), required: z.boolean().optional() }).strict()),
-]);
-
-const Port = z.union([
-  z.number().int(),
-  z.string(),
-  z.object({ target: z.number().int(), protocol: z.literal('tcp').optional() }).strict(),
-]);
-
-export const ComposeService = z.object({
-  image: z.string({ error: 'is required: teaminfra runs images, it does not build them' }).min(1),
-  command: Argv.optional(),
-  environment: Environment.optional(),
-  volumes: z.array(VolumeEntry).optional(),
-  healthcheck: Healthcheck.optional(),
-  depends_on: DependsOn.optional(),
-  user: z.union([z.string().min(1), z.number().int()]).optional(),
-  ports: z.array(Port).optional(),
-}).strict();
-
-const CommandEntry = z.object({ service: z.string().min(1), command: Argv, user: z.string().min(1).optional() }).strict();
-
 const NAME = /^[a-z][a-z0-9-]{0,39}$/;
 const SECRET = /^[A-Z][A-Z0-9_]{0,63}$/;
 
-export const TeaminfraKeys = z.object({
-  web: z.string().min(1),
-  'health-path': z.string().regex(/^\/\S*$/, 'must be a path starting with /').optional(),
-  database: z.string().min(1).optional(),
-  'start-deadline': Duration.optional(),
-  'migrate-deadline': Duration.optional(),
-  secrets: z.array(z.string().regex(SECRET, 'must be an upper-case name such as DB_PASSWORD')).optional(),
-  commands: z.object(Object.fromEntries(COMMAND_NAMES.map((name) => [name, CommandEntry.optional()])) as
-    Record<(typeof COMMAND_NAMES)[number], z.ZodOptional<typeof CommandEntry>>).strict().optional(),
-}).strict();
+/**
+ * The schemas, built on the first parse rather than at load: the catalog's create tools reach this
+ * file, and building them is a few ms of every `teaminfra mcp` start that reads no app definition.
+ */
+function buildSchemas() {
+  const Duration = z.string().regex(DURATION, 'must be a duration such as "30s" or "1m30s"');
 
-export const ComposeFile = z.object({
-  name: z.string().regex(NAME, 'must be lower-case letters, digits and dashes, starting with a letter (at most 40)').optional(),
-  // Obsolete in the Compose specification and ignored by Compose itself; accepted for the files that still carry it.
-  version: z.union([z.string(), z.number()]).optional(),
-  services: z.record(z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/, 'must be a lower-case service name'), ComposeService)
-    .refine((services) => Object.keys(services).length > 0, 'must name at least one service'),
-  volumes: z.record(z.string(), z.union([z.null(), z.object({}).strict()])).optional(),
-  'x-teaminfra': TeaminfraKeys,
-}).loose();
+  /** An argument array; a string would have to be split by a shell's rules, which we never apply. */
+  const Argv = z.array(z.string(), { error: 'must be a list of arguments, such as ["pg_dump", "-Fc"], not one string' }).min(1);
 
-export type ComposeFile = z.infer<typeof ComposeFile>;
-export type ComposeService = z.infer<typeof ComposeService>;
+  const Scalar = z.union([z.string(), z.number(), z.boolean()]);
+
+  const Environment = z.union([
+    z.record(z.string(), Scalar.nullable()),
+    z.array(z.string().regex(/^[^=\s]+=/, 'must be written KEY=value')),
+  ]);
+
+  const VolumeEntry = z.union([
+    z.string(),
+    z.object({
+      type: z.literal('volume', { error: 'must be "volume": teaminfra mounts named volumes only' }),
+      source: z.string().min(1),
+      target: z.string().min(1),
+      read_only: z.boolean().optional(),
+    }).strict(),
+  ]);
+
+  const Healthcheck = z.object({
+    test: z.union([z.array(z.string()).min(1), z.string()]).optional(),
+    interval: Duration.optional(),
+    timeout: Duration.optional(),
+    retries: z.number().int().min(0).optional(),
+    start_period: Duration.optional(),
+    disable: z.boolean().optional(),
+  }).strict();
+
+  const Condition = z.enum(['service_started', 'service_healthy', 'service_completed_successfully']);
+
+  const DependsOn = z.union([
+    z.array(z.string()),
+    z.record(z.string(), z.object({ condition: Condition.optional(), required: z.boolean().optional() }).strict()),
+  ]);
+
+  const Port = z.union([
+    z.number().int(),
+    z.string(),
+    z.object({ target: z.number().int(), protocol: z.literal('tcp').optional() }).strict(),
+  ]);
+
+  const ComposeService = z.object({
+    image: z.string({ error: 'is required: teaminfra runs images, it does not build them' }).min(1),
+    command: Argv.optional(),
+    environment: Environment.optional(),
+    volumes: z.array(VolumeEntry).optional(),
+    healthcheck: Healthcheck.optional(),
+    depends_on: DependsOn.optional(),
+    user: z.union([z.string().min(1), z.number().int()]).optional(),
+    ports: z.array(Port).optional(),
+  }).strict();
+
+  const CommandEntry = z.object({ service: z.string().min(1), command: Argv, user: z.string().min(1).optional() }).strict();
+
+  const TeaminfraKeys = z.object({
+    web: z.string().min(1),
+    'health-path': z.string().regex(/^\/\S*$/, 'must be a path starting with /').optional(),
+    database: z.string().min(1).optional(),
+    'start-deadline': Duration.optional(),
+    'migrate-deadline': Duration.optional(),
+    secrets: z.array(z.string().regex(SECRET, 'must be an upper-case name such as DB_PASSWORD')).optional(),
+    commands: z.object(Object.fromEntries(COMMAND_NAMES.map((name) => [name, CommandEntry.optional()])) as
+      Record<(typeof COMMAND_NAMES)[number], z.ZodOptional<typeof CommandEntry>>).strict().optional(),
+  }).strict();
+
+  const ComposeFile = z.object({
+    name: z.string().regex(NAME, 'must be lower-case letters, digits and dashes, starting with a letter (at most 40)').optional(),
+    // Obsolete in the Compose specification and ignored by Compose itself; accepted for the files that still carry it.
+    version: z.union([z.string(), z.number()]).optional(),
+    services: z.record(z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/, 'must be a lower-case service name'), ComposeService)
+      .refine((services) => Object.keys(services).length > 0, 'must name at least one service'),
+    volumes: z.record(z.string(), z.union([z.null(), z.object({}).strict()])).optional(),
+    'x-teaminfra': TeaminfraKeys,
+  }).loose();
+  return { ComposeService, ComposeFile };
+}
+
+let schemas: ReturnType<typeof buildSchemas> | undefined;
+export function composeSchemas(): ReturnType<typeof buildSchemas> {
+  return (schemas ??= buildSchemas());
+}
+
+export type ComposeFile = z.infer<ReturnType<typeof buildSchemas>['ComposeFile']>;
+export type ComposeService = z.infer<ReturnType<typeof buildSchemas>['ComposeService']>;
 
 export const APP_NAME = NAME;

@@ -3,12 +3,15 @@
 // `yaml` (eemeli/yaml): maintained, no dependencies, YAML 1.2 (so `no` and `on` stay strings,
 // as in Compose), errors with line and column, duplicate keys refused, and a cap on alias
 // expansion so a small file cannot expand into gigabytes ("billion laughs").
-import { parseDocument } from 'yaml';
+// It is required on the first parse, not imported: every tools/ module that creates a service
+// reaches this file, and loading `yaml` (about 30 ms) would delay `teaminfra mcp`'s first answer.
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import type { z } from 'zod';
 import type { AppDefinition } from './app-definition.js';
 import { buildAppDefinition } from './build-app-definition.js';
 import { refusalsOf } from './compose-refusals.js';
-import { APP_NAME, ComposeFile } from './compose-schema.js';
+import { APP_NAME, composeSchemas } from './compose-schema.js';
 
 /** A definition refused: `problems` holds one sentence per problem, for a person to act on. */
 export class AppDefinitionError extends Error {
@@ -18,6 +21,9 @@ export class AppDefinitionError extends Error {
 }
 
 const MAX_BYTES = 256 * 1024;
+
+let yaml: typeof Yaml | undefined;
+const parseDocument: typeof Yaml.parseDocument = (...args) => (yaml ??= createRequire(import.meta.url)('yaml') as typeof Yaml).parseDocument(...args);
 
 /** `name` (the operator's --name) wins over the file's top-level `name`. */
 export function parseAppDefinition(text: string, name?: string): AppDefinition {
@@ -36,7 +42,7 @@ export function parseAppDefinition(text: string, name?: string): AppDefinition {
   const refusals = refusalsOf(raw);
   if (refusals.length > 0) throw new AppDefinitionError(refusals);
 
-  const checked = ComposeFile.safeParse(raw);
+  const checked = composeSchemas().ComposeFile.safeParse(raw);
   if (!checked.success) throw new AppDefinitionError(checked.error.issues.map((issue) => sentenceOf(issue, raw)));
 
   const problems: string[] = [];

@@ -1,0 +1,65 @@
+// Build step after tsc (npm run build, prepare, pretest, bench): `teaminfra mcp` as one file,
+// dist/mcp/teaminfra-mcp.js, which src/cli/main.ts runs when it is not older than the compiled
+// code. An assistant starts `teaminfra mcp` for each conversation and waits for its tools/list;
+// Node links an ES module graph file by file, and the command's graph is about 250 files (our
+// dist, Kysely, zod and the MCP SDK): one file, compiled once into Node's compile cache, answers
+// in about half the time (docs/benchmarks.md, "stdio").
+// What is bundled: our modules the command can reach, and the pure-JavaScript packages it loads at
+// start. What our code imports lazily (import(), e.g. the engine's client for a service's logs)
+// becomes a chunk beside it, loaded by the first call that needs it: the same module instances as
+// the rest (one AppError class, one Kysely), which a second copy under dist/src would not be.
+// Every other package, native addons among them, is imported from node_modules as before, and
+// so are the compiled modules that src/cli/main.ts itself loads (SHARED_WITH_MAIN): main.ts checks
+// `instanceof UsageError` on what the command throws, which needs the one class both load.
+import { rmSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { rolldown } from 'rolldown';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = join(root, 'dist');
+const outDir = join(dist, 'mcp');
+/** Packages inlined: pure JavaScript, loaded at start, many files each. */
+const INLINED = /^(kysely|zod|@modelcontextprotocol\/(server|core))(\/|$)/;
+/** Kysely's values through src/db/kysely-runtime.ts, which requires its CommonJS build at run time: here, its ES build, inlined. */
+const KYSELY_RUNTIME = join(dist, 'src', 'db', 'kysely-runtime.js');
+/** Replaced by the tools/list entries computed now, from the same compiled catalog (src/mcp/prebuilt-tools.ts). */
+const PREBUILT_TOOLS = join(dist, 'src', 'mcp', 'prebuilt-tools.js');
+const SHARED_WITH_MAIN = ['usage.js', 'mcp-module.js'].map((file) => join(dist, 'src', 'cli', file)).concat(join(dist, 'src', 'package-root.js'));
+
+const { buildToolCatalog } = await import(pathToFileURL(join(dist, 'src', 'mcp', 'tool-definitions.js')).href);
+const { catalog } = await import(pathToFileURL(join(dist, 'tools', 'index.js')).href);
+const prebuilt = buildToolCatalog(catalog).definitions
+  .map((definition) => ({ name: definition.capability.name, tool: definition.tool, legacyTool: definition.legacyTool }));
+
+const bundle = await rolldown({
+  input: { 'teaminfra-mcp': join(dist, 'src', 'cli', 'mcp.js') },
+  platform: 'node',
+  logLevel: 'warn',
+  external: (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0') && !INLINED.test(id),
+  plugins: [{
+    name: 'teaminfra-mcp',
+    resolveId(source, importer) {
+      if (!importer || !source.startsWith('.')) return null;
+      const id = resolve(dirname(importer), source);
+      return SHARED_WITH_MAIN.includes(id) ? { id, external: true } : null;
+    },
+    load(id) {
+      // JSON.parse of a string: V8 reads it faster than the same object literal.
+      if (id === PREBUILT_TOOLS) return `export const PREBUILT_TOOLS = JSON.parse(${JSON.stringify(JSON.stringify(prebuilt))});`;
+      if (id === KYSELY_RUNTIME) return "export { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';";
+      return null;
+    },
+  }],
+});
+rmSync(outDir, { recursive: true, force: true });
+await bundle.write({
+  dir: outDir,
+  format: 'esm',
+  entryFileNames: '[name].js',
+  chunkFileNames: 'teaminfra-mcp-[name]-[hash].js',
+  sourcemap: true,
+  // The compiled modules left outside, by their path from the bundle.
+  paths: (id) => (id.startsWith(dist) ? relative(outDir, id).split(sep).join('/') : id),
+});
+await bundle.close();
