@@ -79,14 +79,18 @@ async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): 
   if (refusal) return sendProblem(reply, new AppError('host_not_allowed', refusal));
   const bearer = bearerFrom(request.headers.authorization);
   // The Host was checked above, so it names this server; the 401 tells a client where to sign in.
-  const base = publicBaseOf(request, gate.app.publicUrl);
+  // Built only when asked for: most requests need neither.
+  const base = () => publicBaseOf(request, gate.app.publicUrl);
   // Read before the body: the limiter and the audit know what is asked (checked against the body in handle()).
   const routing = routingOf(request.headers);
   const action = auditActionOf(routing);
   try {
-    gate.limiter.admitRequest(bearer, request.ip, reply, rateBucketOf(routing));
+    // On the Node response, which every answer is written with (Fastify's or, once handle() has
+    // hijacked the reply, ours), so they need no copying from the reply later.
+    gate.limiter.admitRequest(bearer, request.ip, { header: (name, value) => reply.raw.setHeader(name, value) }, rateBucketOf(routing));
     const principal = await admit(gate.app, { bearer, channel: 'mcp' }, action);
-    const wrongAudience = await audienceRefusal(gate.app.db.kysely, principal, mcpResourceOf(base));
+    const audienceCheck = audienceRefusal(gate.app.db.kysely, principal, () => mcpResourceOf(base()));
+    const wrongAudience = audienceCheck && await audienceCheck;
     if (wrongAudience) {
       gate.app.audit.record({
         team_id: principal.teamId, actor_type: 'token', actor_id: principal.tokenId, channel: 'mcp', action,
@@ -98,7 +102,7 @@ async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): 
     return undefined;
   } catch (thrown) {
     // The scope a first sign-in asks for: the consent page starts from read-only access.
-    return sendProblem(reply, toAppError(thrown), { hadBearer: bearer !== undefined, resourceMetadata: protectedResourceMetadataUrlOf(base), scope: MCP_SCOPE });
+    return sendProblem(reply, toAppError(thrown), { hadBearer: bearer !== undefined, resourceMetadata: protectedResourceMetadataUrlOf(base()), scope: MCP_SCOPE });
   }
 }
 
@@ -135,10 +139,9 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   const route = eraRouteOf(request.headers, body);
   if (route.kind === 'reject') return sendRpcError(reply, { status: route.httpStatus, code: route.code, message: route.message, data: route.data, id });
   reply.hijack();
+  // Hijacked: only what is on the Node response reaches the client now. The headers every answer
+  // carries (server.ts) and the rate limit's (guard()) were set there; nothing was set on the reply.
   const res = reply.raw;
-  // Hijacked: the headers already set on the reply (the rate limit's) no longer reach the client
-  // by themselves, so set them here. The ones every answer carries are on `res` already (server.ts).
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
   // Download links must be absolute for an assistant; the Host was checked by guard(), so it is ours.
   const deps = gate.app.publicUrl ? gate.app : { ...gate.app, publicUrl: `${request.protocol}://${request.headers.host}` };
   try {
