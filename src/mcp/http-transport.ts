@@ -14,7 +14,7 @@ import type { App } from '../app.js';
 import { bearerFrom } from '../core/authenticate.js';
 import type { Capability } from '../core/capability.js';
 import { AppError, toAppError } from '../core/errors.js';
-import { admit } from '../core/invoke.js';
+import { admit, type CoreDeps } from '../core/invoke.js';
 import type { Principal } from '../core/principal.js';
 import { sendProblem } from '../channel-neutral/problem.js';
 import { audienceRefusal } from '../oauth/audience.js';
@@ -50,6 +50,8 @@ interface Gate {
   limiter: RateLimiter;
   /** The principal guard() admitted, for handle() to bind the session to the token's id. */
   admitted: WeakMap<FastifyRequest, Principal>;
+  /** The app with a request's own base as its public URL, per base (see depsFor()). */
+  depsByBase: Map<string, CoreDeps>;
 }
 
 export function registerMcpHttp(server: FastifyInstance, app: App, catalog: readonly Capability[], options: McpHttpOptions = {}): void {
@@ -58,6 +60,7 @@ export function registerMcpHttp(server: FastifyInstance, app: App, catalog: read
     modern: new ModernHttp((error) => server.log.debug({ err: error }, 'MCP request refused or failed')),
     limiter: options.limiter ?? new RateLimiter(app.config.rateLimit),
     admitted: new WeakMap(),
+    depsByBase: new Map(),
   };
   server.addHook('onClose', async () => gate.modern.close());
   void server.register(async (scope) => {
@@ -106,6 +109,26 @@ async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): 
   }
 }
 
+const MAX_REMEMBERED_BASES = 64;
+
+/**
+ * Download links must be absolute for an assistant: without a configured public URL, the app's
+ * dependencies with the request's own base, which guard() checked is a name of ours (so a few
+ * at most: one per name and port this server is reached by). Kept per base rather than copying
+ * the app's members on every request.
+ */
+function depsFor(gate: Gate, request: FastifyRequest): CoreDeps {
+  if (gate.app.publicUrl) return gate.app;
+  const publicUrl = `${request.protocol}://${request.headers.host}`;
+  let deps = gate.depsByBase.get(publicUrl);
+  if (deps === undefined) {
+    if (gate.depsByBase.size >= MAX_REMEMBERED_BASES) gate.depsByBase.clear();
+    deps = { ...gate.app, publicUrl };
+    gate.depsByBase.set(publicUrl, deps);
+  }
+  return deps;
+}
+
 async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   if (request.method !== 'POST') {
     // Stateless: no server-initiated stream to GET and no session to DELETE (both allowed by the spec).
@@ -142,8 +165,7 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   // Hijacked: only what is on the Node response reaches the client now. The headers every answer
   // carries (server.ts) and the rate limit's (guard()) were set there; nothing was set on the reply.
   const res = reply.raw;
-  // Download links must be absolute for an assistant; the Host was checked by guard(), so it is ours.
-  const deps = gate.app.publicUrl ? gate.app : { ...gate.app, publicUrl: `${request.protocol}://${request.headers.host}` };
+  const deps = depsFor(gate, request);
   try {
     if (route.kind === 'modern') {
       await gate.modern.serve(request.headers, body.parsed, res, () => createMcpServer(gate.tools, deps, bearer, { era: 'modern', admitted: principal }));
