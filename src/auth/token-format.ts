@@ -20,9 +20,14 @@ function toBase62(value: bigint, width: number): string {
   return text.padStart(width, '0');
 }
 
+/** The CRC32 (below 2^32, so exact in a Number) in base62; without BigInt, since every request checks one. */
 function checksumOf(body: string): string {
-  return toBase62(BigInt(crc32(body)), CHECKSUM_LENGTH);
+  let text = '';
+  for (let rest = crc32(body); rest > 0; rest = Math.floor(rest / 62)) text = BASE62[rest % 62] + text;
+  return text.padStart(CHECKSUM_LENGTH, '0');
 }
+
+const BASE62_BODY = new RegExp(`^[0-9A-Za-z]{${BODY_LENGTH}}$`);
 
 export function generateTokenValue(): string {
   const body = toBase62(BigInt('0x' + randomBytes(32).toString('hex')), BODY_LENGTH);
@@ -33,13 +38,27 @@ export function generateTokenValue(): string {
 export function isWellFormedToken(value: string): boolean {
   if (value.length !== TOKEN_LENGTH || !value.startsWith(TOKEN_PREFIX)) return false;
   const body = value.slice(TOKEN_PREFIX.length, TOKEN_PREFIX.length + BODY_LENGTH);
-  for (const char of body) if (!BASE62.includes(char)) return false;
+  if (!BASE62_BODY.test(body)) return false;
   return checksumOf(body) === value.slice(TOKEN_PREFIX.length + BODY_LENGTH);
 }
 
-/** What is stored and looked up: SHA-256 of the value, hex. */
+let lastHashed: { value: string; hash: string } | undefined;
+
+/**
+ * What is stored and looked up: SHA-256 of the value, hex. A request hashes its bearer twice in
+ * one synchronous run (the rate limiter's key, then the token lookup), so the last digest is
+ * remembered until that run ends, and never longer: the value is not kept past its request.
+ */
 export function hashTokenValue(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  if (lastHashed?.value === value) return lastHashed.hash;
+  const hash = createHash('sha256').update(value).digest('hex');
+  if (lastHashed === undefined) queueMicrotask(forgetLastHashed);
+  lastHashed = { value, hash };
+  return hash;
+}
+
+function forgetLastHashed(): void {
+  lastHashed = undefined;
 }
 
 /** The part the panel may show: prefix and a few characters, never enough to use. */

@@ -9,7 +9,7 @@ import { findTokenWithTeamByHash, type TokenWithTeam } from '../db/repositories/
 import { parseNeedsApproval } from '../decisions/approvable.js';
 import { isOAuthAccessTokenShape } from '../oauth/access-token-shape.js';
 import { isExpired } from '../auth/expiry.js';
-import { expandPermissions, parseStoredPermissions } from '../auth/permissions.js';
+import { expandPermissions, parseStoredPermissions, type PermissionId } from '../auth/permissions.js';
 import { hashTokenValue, isWellFormedToken } from '../auth/token-format.js';
 
 export const INVALID_TOKEN_SENTENCE =
@@ -53,7 +53,7 @@ export function principalOf(row: TokenWithTeam): Principal {
     acceptedBy: row.accepted_by,
     expiresOn: row.expires_on,
     fullAccess,
-    permissions: expandPermissions(fullAccess ? [] : parseStoredPermissions(row.permissions)),
+    permissions: fullAccess ? NO_PERMISSIONS : heldPermissions(row.permissions),
     reach: {
       teamId: row.team_id,
       tokenId: row.id,
@@ -61,6 +61,26 @@ export function principalOf(row: TokenWithTeam): Principal {
       restrictServers: row.restrict_servers === 1,
     },
     lastUsedAt: row.last_used_at,
-    needsApproval: new Set(parseNeedsApproval(row.needs_approval)),
+    needsApproval: row.needs_approval === '' ? NO_APPROVALS : new Set(parseNeedsApproval(row.needs_approval)),
   };
+}
+
+const NO_PERMISSIONS: ReadonlySet<PermissionId> = new Set();
+const NO_APPROVALS: ReadonlySet<string> = new Set();
+const MAX_REMEMBERED_LISTS = 256;
+const heldByStored = new Map<string, ReadonlySet<PermissionId>>();
+
+/**
+ * The permissions a stored list grants, implications applied: read on every request, from a
+ * handful of distinct lists, so each list is parsed once (a few hundred at most are kept). The
+ * sets are shared between principals, which only read them (ReadonlySet).
+ */
+function heldPermissions(stored: string): ReadonlySet<PermissionId> {
+  let held = heldByStored.get(stored);
+  if (held === undefined) {
+    if (heldByStored.size >= MAX_REMEMBERED_LISTS) heldByStored.clear();
+    held = expandPermissions(parseStoredPermissions(stored));
+    heldByStored.set(stored, held);
+  }
+  return held;
 }

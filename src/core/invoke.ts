@@ -137,7 +137,8 @@ async function gateThen<T>(
   deps: CoreDeps,
   perform: (input: Record<string, unknown>, context: CapabilityContext) => Promise<T>,
 ): Promise<T> {
-  const principal = await admit(deps, credentials, capability.name);
+  // Admitted earlier in the same request (the MCP endpoint): admit() would answer that very principal.
+  const principal = credentials.admitted ?? await admit(deps, credentials, capability.name);
   const { channel } = credentials;
   const targetId = 'from' in capability.target ? rawTargetId(rawInput, capability.target.from) : null;
   try {
@@ -147,7 +148,7 @@ async function gateThen<T>(
     const parsed = capability.input.safeParse(rawInput ?? {});
     if (!parsed.success) throw validationError(parsed.error);
     const input = parsed.data as Record<string, unknown>;
-    const target = await resolveTarget(deps.db, reach, capability.target, input);
+    const target = hasTarget(capability) ? await resolveTarget(deps.db, reach, capability.target, input) : undefined;
     const output = perform === capability.run && deps.approvals.waitsForApproval(principal, capability)
       ? await deps.approvals.hold(deps, { capability, principal, channel, input, target, idempotencyKey: credentials.idempotencyKey }) as T
       : await perform(input, {
@@ -178,6 +179,11 @@ async function gateThen<T>(
     denied(deps, principal, channel, capability.name, error, capability.target.kind, targetId);
     throw error;
   }
+}
+
+/** Whether the capability acts on one thing to resolve (resolveTarget answers undefined for the team and the caller). */
+function hasTarget(capability: Capability): boolean {
+  return capability.target.kind !== 'team' && capability.target.kind !== 'caller';
 }
 
 function denied(

@@ -14,7 +14,7 @@ import type { App } from '../app.js';
 import { bearerFrom } from '../core/authenticate.js';
 import type { Capability } from '../core/capability.js';
 import { AppError, toAppError } from '../core/errors.js';
-import { admit } from '../core/invoke.js';
+import { admit, type CoreDeps } from '../core/invoke.js';
 import type { Principal } from '../core/principal.js';
 import { sendProblem } from '../channel-neutral/problem.js';
 import { audienceRefusal } from '../oauth/audience.js';
@@ -50,6 +50,8 @@ interface Gate {
   limiter: RateLimiter;
   /** The principal guard() admitted, for handle() to bind the session to the token's id. */
   admitted: WeakMap<FastifyRequest, Principal>;
+  /** The app with a request's own base as its public URL, per base (see depsFor()). */
+  depsByBase: Map<string, CoreDeps>;
 }
 
 export function registerMcpHttp(server: FastifyInstance, app: App, catalog: readonly Capability[], options: McpHttpOptions = {}): void {
@@ -58,6 +60,7 @@ export function registerMcpHttp(server: FastifyInstance, app: App, catalog: read
     modern: new ModernHttp((error) => server.log.debug({ err: error }, 'MCP request refused or failed')),
     limiter: options.limiter ?? new RateLimiter(app.config.rateLimit),
     admitted: new WeakMap(),
+    depsByBase: new Map(),
   };
   server.addHook('onClose', async () => gate.modern.close());
   void server.register(async (scope) => {
@@ -79,14 +82,18 @@ async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): 
   if (refusal) return sendProblem(reply, new AppError('host_not_allowed', refusal));
   const bearer = bearerFrom(request.headers.authorization);
   // The Host was checked above, so it names this server; the 401 tells a client where to sign in.
-  const base = publicBaseOf(request, gate.app.publicUrl);
+  // Built only when asked for: most requests need neither.
+  const base = () => publicBaseOf(request, gate.app.publicUrl);
   // Read before the body: the limiter and the audit know what is asked (checked against the body in handle()).
   const routing = routingOf(request.headers);
   const action = auditActionOf(routing);
   try {
-    gate.limiter.admitRequest(bearer, request.ip, reply, rateBucketOf(routing));
+    // On the Node response, which every answer is written with (Fastify's or, once handle() has
+    // hijacked the reply, ours), so they need no copying from the reply later.
+    gate.limiter.admitRequest(bearer, request.ip, { header: (name, value) => reply.raw.setHeader(name, value) }, rateBucketOf(routing));
     const principal = await admit(gate.app, { bearer, channel: 'mcp' }, action);
-    const wrongAudience = await audienceRefusal(gate.app.db.kysely, principal, mcpResourceOf(base));
+    const audienceCheck = audienceRefusal(gate.app.db.kysely, principal, () => mcpResourceOf(base()));
+    const wrongAudience = audienceCheck && await audienceCheck;
     if (wrongAudience) {
       gate.app.audit.record({
         team_id: principal.teamId, actor_type: 'token', actor_id: principal.tokenId, channel: 'mcp', action,
@@ -98,8 +105,28 @@ async function guard(gate: Gate, request: FastifyRequest, reply: FastifyReply): 
     return undefined;
   } catch (thrown) {
     // The scope a first sign-in asks for: the consent page starts from read-only access.
-    return sendProblem(reply, toAppError(thrown), { hadBearer: bearer !== undefined, resourceMetadata: protectedResourceMetadataUrlOf(base), scope: MCP_SCOPE });
+    return sendProblem(reply, toAppError(thrown), { hadBearer: bearer !== undefined, resourceMetadata: protectedResourceMetadataUrlOf(base()), scope: MCP_SCOPE });
   }
+}
+
+const MAX_REMEMBERED_BASES = 64;
+
+/**
+ * Download links must be absolute for an assistant: without a configured public URL, the app's
+ * dependencies with the request's own base, which guard() checked is a name of ours (so a few
+ * at most: one per name and port this server is reached by). Kept per base rather than copying
+ * the app's members on every request.
+ */
+function depsFor(gate: Gate, request: FastifyRequest): CoreDeps {
+  if (gate.app.publicUrl) return gate.app;
+  const publicUrl = `${request.protocol}://${request.headers.host}`;
+  let deps = gate.depsByBase.get(publicUrl);
+  if (deps === undefined) {
+    if (gate.depsByBase.size >= MAX_REMEMBERED_BASES) gate.depsByBase.clear();
+    deps = { ...gate.app, publicUrl };
+    gate.depsByBase.set(publicUrl, deps);
+  }
+  return deps;
 }
 
 async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -135,12 +162,10 @@ async function handle(gate: Gate, request: FastifyRequest, reply: FastifyReply):
   const route = eraRouteOf(request.headers, body);
   if (route.kind === 'reject') return sendRpcError(reply, { status: route.httpStatus, code: route.code, message: route.message, data: route.data, id });
   reply.hijack();
+  // Hijacked: only what is on the Node response reaches the client now. The headers every answer
+  // carries (server.ts) and the rate limit's (guard()) were set there; nothing was set on the reply.
   const res = reply.raw;
-  // Hijacked: the headers already set on the reply (the rate limit's) no longer reach the client
-  // by themselves, so set them here. The ones every answer carries are on `res` already (server.ts).
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
-  // Download links must be absolute for an assistant; the Host was checked by guard(), so it is ours.
-  const deps = gate.app.publicUrl ? gate.app : { ...gate.app, publicUrl: `${request.protocol}://${request.headers.host}` };
+  const deps = depsFor(gate, request);
   try {
     if (route.kind === 'modern') {
       await gate.modern.serve(request.headers, body.parsed, res, () => createMcpServer(gate.tools, deps, bearer, { era: 'modern', admitted: principal }));

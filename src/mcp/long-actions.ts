@@ -29,6 +29,11 @@ export interface LongActionContext {
   principal(): Promise<Principal>;
 }
 
+/** Whether answerLongAction() has anything to say about this output (told without a promise, for every call). */
+export function isLongActionOutput(capability: Capability, output: unknown): boolean {
+  return isPendingDecision(output) || (capability.http.status === 202 && isQueuedOperation(output));
+}
+
 /** The answer for a long action, or undefined when the output is not one (answered as it is). */
 export async function answerLongAction(capability: Capability, output: unknown, context: LongActionContext): Promise<CallToolResult | undefined> {
   const { deps, ctx } = context;

@@ -18,7 +18,7 @@ import type { ToolCatalog } from './tool-definitions.js';
 import { errorResult, protocolErrorOf, successResult } from './tool-results.js';
 import { unknownToolRefusal } from './unknown-tool.js';
 import { screenRequests } from './request-screen.js';
-import { answerLongAction, TASKS_EXTENSION } from './long-actions.js';
+import { answerLongAction, isLongActionOutput, TASKS_EXTENSION } from './long-actions.js';
 import type { ProtocolEra } from './protocol-era.js';
 import { registerTaskHandlers } from './task-handlers.js';
 
@@ -93,6 +93,7 @@ export function createMcpServer(tools: ToolCatalog, deps: CoreDeps, bearer: stri
     if (!definition) return refuseUnknownTool(request.params.name, credentials, deps);
     try {
       const output = await invoke(definition.capability, request.params.arguments ?? {}, credentials, deps);
+      if (!isLongActionOutput(definition.capability, output)) return successResult(output);
       return await answerLongAction(definition.capability, output, {
         era, deps, request, ctx,
         canRead: (kind) => tools.find(kind === 'decision' ? 'get_decision' : 'get_operation') !== undefined,

@@ -10,8 +10,9 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createMcpHandler, type McpHttpHandler, type Server } from '@modelcontextprotocol/server';
 
-/** The headers the SDK's modern path reads: the media type, and the protocol's own headers. */
-const FORWARDED = /^(content-type|accept|mcp-protocol-version|mcp-method|mcp-name|mcp-param-.+)$/;
+/** The headers the SDK's modern path reads: the media type, and the protocol's own headers (and Mcp-Param-*). */
+const FORWARDED = new Set(['content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name']);
+const PARAM_HEADER = 'mcp-param-';
 
 export class ModernHttp {
   private readonly builders = new WeakMap<Request, () => Server>();
@@ -28,8 +29,9 @@ export class ModernHttp {
   /** Answers one admitted POST whose body (already parsed) the classifier routed to the modern path. */
   async serve(headers: IncomingHttpHeaders, parsedBody: unknown, res: ServerResponse, build: () => Server): Promise<void> {
     const forwarded = new Headers();
-    for (const [name, value] of Object.entries(headers)) {
-      if (typeof value === 'string' && FORWARDED.test(name)) forwarded.set(name, value);
+    for (const name in headers) {
+      const value = headers[name];
+      if (typeof value === 'string' && (FORWARDED.has(name) || (name.startsWith(PARAM_HEADER) && name.length > PARAM_HEADER.length))) forwarded.set(name, value);
     }
     // The client leaving is the 2026-07-28 way of cancelling a request: close the exchange's
     // server, which is what the SDK does when the Request's signal aborts (its transport closes,

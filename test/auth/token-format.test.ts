@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { displayParts, generateTokenValue, hashTokenValue, isWellFormedToken, TOKEN_LENGTH } from '../../src/auth/token-format.js';
 
@@ -34,6 +36,31 @@ describe('token format', () => {
     expect(hash).not.toContain(value.slice(5, 15));
   });
 
+  it('writes the CRC32 of the body in base62 as its last six characters', () => {
+    for (let i = 0; i < 2000; i++) {
+      const value = generateTokenValue();
+      expect(value.slice(-6)).toBe(base62(crc32(value.slice(5, -6)), 6));
+      expect(isWellFormedToken(value)).toBe(true);
+    }
+  });
+
+  it('refuses a body with a character outside base62', () => {
+    const value = generateTokenValue();
+    expect(isWellFormedToken(value.slice(0, 8) + '-' + value.slice(9))).toBe(false);
+    expect(isWellFormedToken(value.slice(0, 8) + 'é' + value.slice(9))).toBe(false);
+  });
+
+  it('hashes the same value to the same digest within a run and after it, and another value to another', async () => {
+    const [one, two] = [generateTokenValue(), generateTokenValue()];
+    const first = hashTokenValue(one);
+    expect(hashTokenValue(one)).toBe(first);
+    expect(hashTokenValue(two)).not.toBe(first);
+    expect(hashTokenValue(one)).toBe(first);
+    await Promise.resolve();
+    expect(hashTokenValue(one)).toBe(first);
+    expect(first).toBe(createHash('sha256').update(one).digest('hex'));
+  });
+
   it('shows only a prefix and the last four characters', () => {
     const value = generateTokenValue();
     const parts = displayParts(value);
@@ -41,3 +68,11 @@ describe('token format', () => {
     expect(parts.lastFour).toBe(value.slice(-4));
   });
 });
+
+/** The checksum as the first tokens were made: BigInt arithmetic, left-padded with zeros. */
+function base62(value: number, width: number): string {
+  const digits = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  let text = '';
+  for (let rest = BigInt(value); rest > 0n; rest /= 62n) text = digits[Number(rest % 62n)] + text;
+  return text.padStart(width, '0');
+}
