@@ -51,8 +51,13 @@ export class AuditLog {
     this.pendingUses.set(tokenId, { tokenId, at: new Date(nowMs).toISOString(), channel });
   }
 
+  /**
+   * Writes every entry and use recorded before the call. One write runs at a time: a call made
+   * while one runs (the timer's) waits for it, then writes what that one had not taken; returning
+   * the running write alone lost, for the caller, whatever was recorded after it began.
+   */
   async flush(): Promise<void> {
-    if (this.flushing) return this.flushing;
+    while (this.flushing) await this.flushing;
     if (this.pendingEntries.length === 0 && this.pendingUses.size === 0) return;
     const entries = this.pendingEntries;
     const uses = [...this.pendingUses.values()];
@@ -78,7 +83,6 @@ export class AuditLog {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
-    await this.flushing;
     await this.flush();
   }
 }

@@ -1,5 +1,6 @@
 // Every denial leaves an audit row with its precise reason; reads only touch last-used, throttled.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditLog } from '../../src/core/audit.js';
 import { revokeToken } from '../../src/db/repositories/tokens.js';
 import { getJson, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 
@@ -16,6 +17,23 @@ describe('audit trail', () => {
     await server.app.audit.flush();
     return server.app.db.kysely.selectFrom('audit_log').selectAll().where('actor_id', '=', tokenId).orderBy('id').execute();
   };
+
+  it('flush() writes what was recorded before it even while an earlier write is still running', async () => {
+    const audit = new AuditLog(server.app.db.kysely, { flushIntervalMs: 3_600_000 });
+    const entry = (action: string) => ({
+      team_id: team.teamId, actor_type: 'operator' as const, actor_id: null, channel: 'cli', action,
+      target_type: null, target_id: null, outcome: 'allowed' as const, code: null, detail: null,
+    });
+    audit.record(entry('flush_first'));
+    const first = audit.flush();
+    audit.record(entry('flush_second'));
+    await audit.flush();
+    const rows = await server.app.db.kysely.selectFrom('audit_log').select('action')
+      .where('action', 'in', ['flush_first', 'flush_second']).orderBy('id').execute();
+    expect(rows.map((row) => row.action)).toEqual(['flush_first', 'flush_second']);
+    await first;
+    await audit.close();
+  });
 
   it('records a missing permission as a denial with its code', async () => {
     const token = await makeToken(server.app, team.teamId, { permissions: ['servers:read'] });
