@@ -8,14 +8,17 @@
 import { lookup } from 'node:dns/promises';
 import { createServer, connect, type Socket } from 'node:net';
 
-const LISTEN_PORT = 8080;
-const TARGET_HOST = 'current';
+// The port and name are fixed in the image; a test runs the program on a host of its own.
+const LISTEN_PORT = Number(process.env.TEAMINFRA_FRONT_LISTEN_PORT) || 8080;
+const TARGET_HOST = process.env.TEAMINFRA_FRONT_TARGET_HOST || 'current';
 // A revision's address answers a connection in well under a second. One that does not is an
 // address just switched away from (a removed container's, still in a cache for a moment): a SYN
 // to it would wait for TCP's own timeout, minutes, with the client hanging on. So each address
 // gets this long, then the next one, then a fresh lookup, a few times.
 const CONNECT_TIMEOUT_MS = 1_500;
 const LOOKUPS = 4;
+/** How long a client may take to read an answer its revision has finished sending. */
+const DRAIN_MS = 120_000;
 const targetPort = Number(process.env.TEAMINFRA_FRONT_TARGET_PORT);
 if (!Number.isInteger(targetPort) || targetPort <= 0 || targetPort > 65_535) {
   console.error('TEAMINFRA_FRONT_TARGET_PORT must name the port of the service container.');
@@ -71,12 +74,22 @@ function forward(client: Socket): void {
       client.destroy();
       return;
     }
-    // A side that fails or ends takes the other down with it: no half-open pair is kept.
-    const close = () => { client.destroy(); upstream.destroy(); openPairs.delete(pair); };
+    // A side that fails takes the other down with it, and so does a client that leaves. A
+    // revision that ends its side after its answer (a server that closes each connection) leaves
+    // the client to read what is still on its way: pipe() ends the client once that is written.
+    // Destroying it then would cut a large answer to a slow reader short.
+    const close = () => { clearTimeout(drainTimer); client.destroy(); upstream.destroy(); openPairs.delete(pair); };
     const pair = { close, address: upstream.remoteAddress ?? '' };
+    let drainTimer: NodeJS.Timeout | undefined;
     openPairs.add(pair);
     client.on('close', close);
-    upstream.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', (hadError) => {
+      if (hadError || client.destroyed) return close();
+      openPairs.delete(pair);
+      // A client that never reads the rest, or never closes its side, is let go of after a while.
+      drainTimer = setTimeout(close, DRAIN_MS);
+      drainTimer.unref();
+    });
     client.pipe(upstream);
     upstream.pipe(client);
     client.resume();
