@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import type { App } from '../app.js';
 import type { Database } from '../db/tables.js';
 import { nameContains, searchTerm } from '../db/repositories/name-search.js';
-import { serviceIdsNamed } from '../db/repositories/service-name-search.js';
+import { servicesNamed } from '../db/repositories/service-name-search.js';
 import { requireTeamSession } from './session-guard.js';
 import type { Choices, FormBody, KnownChoices } from './token-form.js';
 
@@ -24,12 +24,15 @@ const bounded = (ids: string[]) => [...new Set(ids)].slice(0, 1000);
 
 /** Services that are no copy, live, of the team: the ones with these ids, or the first matching a search. */
 async function findServices(db: Kysely<Database>, teamId: string, by: { ids: string[] } | { search: string; excluding: string[] }): Promise<ServiceChoice[]> {
-  const ids = 'ids' in by ? by.ids
-    : await serviceIdsNamed(db, { teamId, search: by.search, excluding: by.excluding, limit: CHOICE_MATCHES });
-  if (ids.length === 0) return [];
-  const rows = await db.selectFrom('erp_services').select(['id', 'name'])
-    .where('team_id', '=', teamId).where('parent_id', 'is', null).where('deleted_at', 'is', null)
-    .where('id', 'in', ids).orderBy('id').execute();
+  let rows: { id: string; name: string }[];
+  if ('ids' in by) {
+    if (by.ids.length === 0) return [];
+    rows = await db.selectFrom('erp_services').select(['id', 'name'])
+      .where('team_id', '=', teamId).where('parent_id', 'is', null).where('deleted_at', 'is', null)
+      .where('id', 'in', by.ids).orderBy('id').execute();
+  } else {
+    rows = await servicesNamed(db, { teamId, search: by.search, excluding: by.excluding, limit: CHOICE_MATCHES });
+  }
   const copies = await countCopies(db, rows.map((row) => row.id));
   return rows.map((row) => ({ ...row, copies: copies.get(row.id) ?? 0 }));
 }

@@ -256,7 +256,6 @@ describe(`query plans (${engine})`, () => {
       ['SEARCH erp_services USING INDEX erp_services_parent_id (parent_id=?)'],
       ['SEARCH service_name_grams USING COVERING INDEX sqlite_autoindex_service_name_grams_1 (team_id=? AND gram=?)'],
       ['SEARCH erp_services USING COVERING INDEX erp_services_team_names (team_id=? AND id=? AND parent_id=? AND deleted_at=?)'],
-      ['SEARCH erp_services USING COVERING INDEX erp_services_team_names (team_id=? AND id=? AND parent_id=? AND deleted_at=?)'],
       ['SEARCH erp_services USING INDEX erp_services_parent_id (parent_id=?)'],
     ] },
     { name: 'the ids a token form sent', read: (db) => knownChoices(db, fixture.teamId, { services: fixture.serviceIds.slice(0, 2), servers: fixture.serverIds }), sqlite: [

@@ -33,8 +33,13 @@ export interface NameSearch {
 
 /** Ids of the team's live services (no copy) whose name contains the search, in id order, at most `limit`. */
 export async function serviceIdsNamed(db: Kysely<Database>, by: NameSearch): Promise<string[]> {
+  return (await servicesNamed(db, by)).map((service) => service.id);
+}
+
+/** The same services with their names (read from the same index: a form shows them as they are). */
+export async function servicesNamed(db: Kysely<Database>, by: NameSearch): Promise<{ id: string; name: string }[]> {
   const rarest = await rarestPiece(db, by.teamId, by.search);
-  let query = db.selectFrom('erp_services').select('id')
+  let query = db.selectFrom('erp_services').select(['id', 'name'])
     .where('team_id', '=', by.teamId).where('parent_id', 'is', null).where('deleted_at', 'is', null);
   if (by.search) query = query.where(nameContains(db, 'name', by.search));
   if (rarest !== undefined) {
@@ -46,7 +51,7 @@ export async function serviceIdsNamed(db: Kysely<Database>, by: NameSearch): Pro
   }
   if (by.afterId !== undefined) query = query.where('id', '>', by.afterId);
   if (by.excluding && by.excluding.length > 0) query = query.where('id', 'not in', by.excluding);
-  return (await query.orderBy('id').limit(by.limit).execute()).map((row) => row.id);
+  return query.orderBy('id').limit(by.limit).execute();
 }
 
 /**
