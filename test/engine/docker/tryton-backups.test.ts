@@ -15,10 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAppImages } from '../../../src/engine/apps/images/build-app-images.js';
 import { compressToFile } from '../../../src/engine/backup-compression.js';
 import { readServiceSecrets } from '../../../src/engine/docker/service-secrets.js';
-import { insertCompletedBackup, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
-import { admin } from '../../support/cli.js';
+import { insertCompletedBackup, type SeededTeam, type TestServer } from '../../support/fixtures.js';
 import { waitForOperation } from '../support/engine-http.js';
-import { dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi } from './support/docker-engine.js';
+import { dockerAvailable, removeEverythingOf, testDockerApi } from './support/docker-engine.js';
+import { startDockerTeam } from './support/docker-team.js';
 import { engineObjectsOf as objectsOnEngine, teamCalls } from './support/team-calls.js';
 import { archiveEntries, createParty, partyNames, rpc, tryton, TRYTON_START_MS, trytonSession } from './support/tryton-app.js';
 
@@ -64,13 +64,9 @@ describe.runIf(dockerAvailable)('backups and restores of a Tryton service on a D
 
   beforeAll(async () => {
     await buildAppImages(api, tryton, () => undefined);
-    server = await startTestServer({
-      engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 20_000, clock: () => clock.now, backupScheduleIntervalMs: 0 },
-    }, {}, { engine: true });
-    team = await seedTeam(server.app);
-    token = (await makeToken(server.app, team.teamId)).value;
-    const image = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
-    serverId = (await admin(server.dataDir, ['create-server', '--team', team.teamId, '--name', 'docker-backups', '--docker-host', TEST_DOCKER_HOST, '--image', image])).id;
+    const docker = await startDockerTeam({ engine: { clock: () => clock.now, backupScheduleIntervalMs: 0 } });
+    ({ server, team, token } = docker);
+    serverId = await docker.addServer('docker-backups');
     const accepted = await call('POST', '/api/service-erp', { server_id: serverId, name: 'Tryton', app: 'tryton' });
     serviceId = accepted.body.service_id;
     const created = await waitForOperation(server.baseUrl, token, accepted.body.id, 120_000);

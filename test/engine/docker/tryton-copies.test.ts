@@ -7,17 +7,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildAppImages } from '../../../src/engine/apps/images/build-app-images.js';
 import { readDockerState } from '../../../src/engine/docker/docker-state.js';
 import { readServiceSecrets } from '../../../src/engine/docker/service-secrets.js';
-import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
-import { admin } from '../../support/cli.js';
+import type { TestServer } from '../../support/fixtures.js';
 import { waitForOperation } from '../support/engine-http.js';
-import { dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi } from './support/docker-engine.js';
+import { dockerAvailable, removeEverythingOf, testDockerApi } from './support/docker-engine.js';
+import { startDockerTeam } from './support/docker-team.js';
 import { engineObjectsOf as objectsOnEngine, teamCalls } from './support/team-calls.js';
 import { createParty, partyNames, rpc, tryton, TRYTON_START_MS, trytonSession } from './support/tryton-app.js';
 
 describe.runIf(dockerAvailable)('copies of a Tryton service on a Docker server', () => {
   const api = testDockerApi();
   let server: TestServer;
-  let team: SeededTeam;
   let token: string;
   let serverId: string;
   let parentId: string;
@@ -43,15 +42,10 @@ describe.runIf(dockerAvailable)('copies of a Tryton service on a Docker server',
 
   beforeAll(async () => {
     await buildAppImages(api, tryton, () => undefined);
-    server = await startTestServer({
-      engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 20_000 },
-      mail: { host: '0.0.0.0', port: 0, maxMessageBytes: 1_000_000, maxEmailsPerCopy: 50 },
-    }, {}, { engine: true });
+    const docker = await startDockerTeam({ mail: { host: '0.0.0.0', port: 0, maxMessageBytes: 1_000_000, maxEmailsPerCopy: 50 } });
+    ({ server, token } = docker);
     await server.app.mailCatcher.start();
-    team = await seedTeam(server.app);
-    token = (await makeToken(server.app, team.teamId)).value;
-    const image = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
-    serverId = (await admin(server.dataDir, ['create-server', '--team', team.teamId, '--name', 'docker-copies', '--docker-host', TEST_DOCKER_HOST, '--image', image])).id;
+    serverId = await docker.addServer('docker-copies');
     const accepted = await call('POST', '/api/service-erp', { server_id: serverId, name: 'Tryton', app: 'tryton' });
     parentId = accepted.body.service_id;
     password = (await waitForOperation(server.baseUrl, token, accepted.body.id, 120_000)).result.initial_credentials.password;

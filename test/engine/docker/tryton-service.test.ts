@@ -10,11 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledApp } from '../../../src/engine/apps/bundled-apps.js';
 import { buildAppImages } from '../../../src/engine/apps/images/build-app-images.js';
 import { LABEL } from '../../../src/engine/docker/labels.js';
-import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
-import { admin } from '../../support/cli.js';
+import { makeToken, type SeededTeam, type TestServer } from '../../support/fixtures.js';
 import { send, waitForOperation } from '../support/engine-http.js';
+import { startDockerTeam } from './support/docker-team.js';
 import { engineObjectsOf as objectsOnEngine, teamCalls } from './support/team-calls.js';
-import { containersOfServer, dockerAvailable, networksOfServer, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi, volumesOfServer } from './support/docker-engine.js';
+import { containersOfServer, dockerAvailable, networksOfServer, removeEverythingOf, testDockerApi, volumesOfServer } from './support/docker-engine.js';
 
 const tryton = bundledApp('tryton')!;
 /** A first start makes the database (trytond-admin with four modules): a minute or two on a shared machine. */
@@ -53,12 +53,10 @@ describe.runIf(dockerAvailable)('a Tryton service (app "tryton") on a Docker ser
     process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => { output.push(String(chunk)); return writes.err(chunk, ...rest); }) as typeof process.stderr.write;
     // Cached on this machine: a second; a first build takes minutes (debootstrap, apt).
     await buildAppImages(api, tryton, () => undefined);
-    server = await startTestServer({ engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 20_000 } }, {}, { engine: true });
-    team = await seedTeam(server.app);
-    token = (await makeToken(server.app, team.teamId)).value;
+    const docker = await startDockerTeam();
+    ({ server, team, token } = docker);
     otherToken = (await makeToken(server.app, team.teamId, { name: 'another token' })).value;
-    const image = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
-    serverId = (await admin(server.dataDir, ['create-server', '--team', team.teamId, '--name', 'docker-apps', '--docker-host', TEST_DOCKER_HOST, '--image', image])).id;
+    serverId = await docker.addServer('docker-apps');
   }, 20 * 60_000);
 
   afterAll(async () => {

@@ -4,13 +4,15 @@
 // need an image that behaves otherwise.
 import { Readable } from 'node:stream';
 import { admin } from '../../../support/cli.js';
-import { makeToken, seedTeam, startTestServer, type TestServer } from '../../../support/fixtures.js';
+import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../../support/fixtures.js';
 import type { AppConfig } from '../../../../src/app.js';
 import type { DockerApi } from '../../../../src/engine/docker/docker-api.js';
 import { TEST_DOCKER_HOST } from './docker-engine.js';
 
 export interface DockerTeam {
   server: TestServer;
+  /** The seeded team (its local servers and services beside the Docker ones). */
+  team: SeededTeam;
   teamId: string;
   token: string;
   /** The bundled ERP image. */
@@ -23,12 +25,13 @@ export async function startDockerTeam(config: Partial<AppConfig> = {}): Promise<
   const server = await startTestServer({
     ...config, engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 20_000, ...config.engine },
   }, {}, { engine: true });
-  const { teamId } = await seedTeam(server.app);
+  const team = await seedTeam(server.app);
+  const { teamId } = team;
   const token = (await makeToken(server.app, teamId)).value;
   const image = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image as string;
   const addServer = async (name: string, serverImage = image) =>
     (await admin(server.dataDir, ['create-server', '--team', teamId, '--name', name, '--docker-host', TEST_DOCKER_HOST, '--image', serverImage])).id as string;
-  return { server, teamId, token, image, addServer };
+  return { server, team, teamId, token, image, addServer };
 }
 
 /**
