@@ -121,10 +121,15 @@ async function measureHttp(dataDir: string, token: string, config: ReturnType<ty
 const FLOOR = fileURLToPath(new URL('./servers/stdio-floor.js', import.meta.url));
 const SDK_FLOOR = fileURLToPath(new URL('./servers/stdio-sdk-floor.js', import.meta.url));
 
-/** servers/stdio-sdk-floor.js and everything it imports in one file under `dir`, as the build bundles `teaminfra mcp`. */
+/**
+ * servers/stdio-sdk-floor.js and everything it imports in one file under `dir`, as the build bundles
+ * `teaminfra mcp`: with the plugin that leaves out the SDK's schemas nothing uses, which any
+ * engineer bundling this SDK can use as well.
+ */
 async function bundledSdkFloor(dir: string): Promise<string> {
   const { rolldown } = await import('rolldown');
-  const bundle = await rolldown({ input: SDK_FLOOR, platform: 'node', logLevel: 'warn' });
+  const { pureSchemaBuilders } = (await import(new URL('../../scripts/pure-schema-builders.mjs', import.meta.url).href)) as { pureSchemaBuilders(): never };
+  const bundle = await rolldown({ input: SDK_FLOOR, platform: 'node', logLevel: 'warn', plugins: [pureSchemaBuilders()] });
   await bundle.write({ dir, format: 'esm', entryFileNames: 'stdio-sdk-floor.mjs', chunkFileNames: '[name]-[hash].mjs' });
   await bundle.close();
   return join(dir, 'stdio-sdk-floor.mjs');

@@ -11,10 +11,13 @@
 // Every other package, native addons among them, is imported from node_modules as before, and
 // so are the compiled modules that src/cli/main.ts itself loads (SHARED_WITH_MAIN): main.ts checks
 // `instanceof UsageError` on what the command throws, which needs the one class both load.
+// The SDK's protocol schemas that nothing in the command uses are left out (pure-schema-builders.mjs):
+// @modelcontextprotocol/core builds every one of them, OAuth's included, when it loads.
 import { rmSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { rolldown } from 'rolldown';
+import { pureSchemaBuilders } from './pure-schema-builders.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -37,7 +40,7 @@ const bundle = await rolldown({
   platform: 'node',
   logLevel: 'warn',
   external: (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0') && !INLINED.test(id),
-  plugins: [{
+  plugins: [pureSchemaBuilders(), {
     name: 'teaminfra-mcp',
     resolveId(source, importer) {
       if (!importer || !source.startsWith('.')) return null;

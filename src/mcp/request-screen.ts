@@ -5,8 +5,12 @@
 // not exist: the SDK answers it as a removed method (404, -32601), so it is not screened there.
 import type { ProtocolEra } from './protocol-era.js';
 import {
-  isJSONRPCRequest, ProtocolErrorCode, specTypeSchemas, type JSONRPCErrorResponse, type JSONRPCRequest, type Transport,
+  isJSONRPCRequest, ProtocolErrorCode, type JSONRPCErrorResponse, type JSONRPCRequest, type Transport,
 } from '@modelcontextprotocol/server';
+// The spec's schemas by name, not through the SDK's registry of every spec type (`specTypeSchemas`):
+// the same objects, and `teaminfra mcp`'s bundle then builds only the schemas it uses
+// (scripts/pure-schema-builders.mjs).
+import { CallToolRequestSchema, InitializeRequestSchema, ListToolsRequestSchema, PingRequestSchema } from '@modelcontextprotocol/core';
 
 interface Screen {
   '~standard': { validate(value: unknown): { issues?: readonly Issue[] } | Promise<unknown> };
@@ -14,10 +18,10 @@ interface Screen {
 
 /** The methods our server answers, with the SDK's own schema for their requests (both eras share them). */
 const SCHEMAS: Record<string, Screen> = {
-  initialize: specTypeSchemas.InitializeRequest as Screen,
-  ping: specTypeSchemas.PingRequest as Screen,
-  'tools/list': specTypeSchemas.ListToolsRequest as Screen,
-  'tools/call': specTypeSchemas.CallToolRequest as Screen,
+  initialize: InitializeRequestSchema as Screen,
+  ping: PingRequestSchema as Screen,
+  'tools/list': ListToolsRequestSchema as Screen,
+  'tools/call': CallToolRequestSchema as Screen,
 };
 
 interface Issue {

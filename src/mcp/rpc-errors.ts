@@ -5,15 +5,17 @@
 // text that is not JSON), and -32022 with the versions to choose from for a version we do not
 // serve, so that a client can negotiate.
 import {
-  ProtocolErrorCode, RELATED_TASK_META_KEY, specTypeSchemas, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCRequest, type RequestId,
+  ProtocolErrorCode, RELATED_TASK_META_KEY, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCRequest, type RequestId,
 } from '@modelcontextprotocol/server';
+// By name rather than through `specTypeSchemas`, for the reason given in request-screen.ts.
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 
 /** The protocol version without initialize or sessions; the SDK's list holds the older ones. */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 /** Every version /mcp and `teaminfra mcp` answer, newest first. */
 export const SERVED_PROTOCOL_VERSIONS: readonly string[] = [MODERN_PROTOCOL_VERSION, ...SUPPORTED_PROTOCOL_VERSIONS];
 
-const MESSAGE = specTypeSchemas.JSONRPCMessage as { '~standard': { validate(value: unknown): { issues?: unknown } } };
+const MESSAGE = JSONRPCMessageSchema as { '~standard': { validate(value: unknown): { issues?: unknown } } };
 
 export interface RpcErrorBody { code: number; message: string; data?: unknown }
 

@@ -234,6 +234,14 @@ describe('teaminfra mcp at start', () => {
       .toEqual(['cli/main.js', 'cli/mcp-module.js', 'cli/usage.js', 'package-root.js']);
     expect([...packagesOf(urls)].filter((name) => ['kysely', 'zod', '@modelcontextprotocol/server', '@modelcontextprotocol/core'].includes(name))).toEqual([]);
   });
+
+  it("carries only the SDK's protocol schemas it uses, not every one @modelcontextprotocol/core defines (scripts/pure-schema-builders.mjs)", () => {
+    const bundle = readFileSync(MCP_BUNDLE, 'utf8');
+    // Those it validates with: the requests it screens (src/mcp/request-screen.ts) and any JSON-RPC message (rpc-errors.ts).
+    for (const used of ['InitializeRequestSchema', 'CallToolRequestSchema', 'JSONRPCMessageSchema']) expect(bundle).toContain(`const ${used} = `);
+    // OAuth's, OpenID's, sampling's: built at every start before, used by nothing the command runs.
+    for (const unused of ['OAuthMetadataSchema', 'OpenIdProviderMetadataSchema', 'CreateMessageRequestSchema']) expect(bundle).not.toContain(`const ${unused} = `);
+  });
 });
 
 describe('teaminfra mcp and malformed requests', () => {

@@ -1,0 +1,141 @@
+// A rolldown plugin for bundling the MCP SDK (scripts/bundle-mcp.mjs, and the SDK floor the bench
+// bundles the same way): marks the zod schemas the SDK builds at the top level of its modules as
+// pure, so the bundle keeps only the ones something it runs can reach.
+// @modelcontextprotocol/core defines every protocol schema of the spec as a module constant
+// (`const ToolSchema = z.object({...})`, OAuth's and OpenID's among them), and building them is
+// most of what loading the SDK costs (src/mcp/README.md, "Stdio start"). zod's builders are
+// free of side effects on anything but the object they return, but rolldown cannot know that, so
+// without a hint it keeps and runs every one. With `/* @__PURE__ */` on the calls that build a
+// constant, an unused constant is dropped with its calls; one the SDK uses (its validation of a
+// request, its registry) is kept with everything it is built from, as before.
+// Only constants whose value is a chain of calls rooted in zod's namespace (`z.object(...)`) or
+// in another such constant (`RequestSchema.extend(...)`) are marked; calls inside functions
+// (a refine's or transform's body) are never touched, as they run only when that schema parses.
+import { parseAst } from 'rolldown/parseAst';
+
+/** The SDK's built files: its schemas live in core's chunks and in the server's copy of core-internal. */
+const SDK_FILE = /[\\/]node_modules[\\/]@modelcontextprotocol[\\/](core|server)[\\/]dist[\\/][^\\/]+\.mjs$/;
+
+/** The identifier a chain of calls and member reads starts from (`z` in `z.object({}).extend({})`), if any. */
+function rootOf(node) {
+  let current = node;
+  for (;;) {
+    if (current.type === 'CallExpression') current = current.callee;
+    else if (current.type === 'MemberExpression') current = current.object;
+    else if (current.type === 'ParenthesizedExpression') current = current.expression;
+    else return current.type === 'Identifier' ? current.name : undefined;
+  }
+}
+
+/** The module's top-level `const` declarators, exported or not. */
+function* topLevelDeclarators(program) {
+  for (const statement of program.body) {
+    const declaration = statement.type === 'ExportNamedDeclaration' ? statement.declaration : statement;
+    if (declaration?.type === 'VariableDeclaration' && declaration.kind === 'const') yield* declaration.declarations;
+  }
+}
+
+/** `import * as z from 'zod/v4'` (or 'zod'): the local names zod's namespace is bound to. */
+function zodNamespaces(program) {
+  const names = new Set();
+  for (const statement of program.body) {
+    if (statement.type !== 'ImportDeclaration' || !/^zod(\/v4)?$/.test(statement.source.value)) continue;
+    for (const specifier of statement.specifiers) if (specifier.type === 'ImportNamespaceSpecifier') names.add(specifier.local.name);
+  }
+  return names;
+}
+
+/**
+ * Edits that make every zod-built constant's value a pure call: `const X = z.object({...})`
+ * becomes `const X = /* @__PURE__ *\/ (() => z.object({...}))()`, built at the same point of the
+ * load as before. The whole value goes in the function, not only its outer call: a pure call's
+ * arguments are still kept when they may have effects, and reading a property (`...Other.shape`)
+ * counts as one.
+ */
+export function pureSchemaEdits(code, program = parseAst(code, { sourceType: 'module' })) {
+  const schemaRoots = zodNamespaces(program);
+  if (schemaRoots.size === 0) return [];
+  const edits = [];
+  for (const declarator of topLevelDeclarators(program)) {
+    const init = declarator.init;
+    if (declarator.id.type !== 'Identifier' || !init || (init.type !== 'CallExpression' && init.type !== 'MemberExpression')) continue;
+    const root = rootOf(init);
+    if (root === undefined || !schemaRoots.has(root)) continue;
+    // Later constants built from this one (`ResultSchema.extend(...)`) are zod-built too.
+    schemaRoots.add(declarator.id.name);
+    edits.push({ start: init.start, end: init.start, text: '/* @__PURE__ */ (() => ' }, { start: init.end, end: init.end, text: ')()' });
+  }
+  return edits;
+}
+
+/**
+ * The SDK's public registry of every spec type (`specTypeSchemas`, `isSpecType`) is filled by
+ * top-level loops (`for (const key of SPEC_SCHEMA_KEYS) register(key, schemas_exports[key])`),
+ * which read every schema constant and which a bundler must keep, as they write into objects.
+ * Nothing the SDK runs reads that registry; it is API for an application to validate spec types
+ * itself. The loops move into a function called, once and at the same point of the module's
+ * load, by the constants that expose the registry, which are marked pure: the registry and what
+ * only it reads go when the bundle does not use it, and stay, filled in the same order, when it does.
+ * Returns the edits ({ start, end, text }) or none when the module has no such loop.
+ */
+export function registryEdits(code, program = parseAst(code, { sourceType: 'module' })) {
+  const functions = new Map(program.body.filter((s) => s.type === 'FunctionDeclaration').map((s) => [s.id.name, s]));
+  const loops = program.body.filter((statement) => /^For(Of|In)?Statement$/.test(statement.type)
+    && statement.body.type === 'ExpressionStatement' && statement.body.expression.type === 'CallExpression'
+    && statement.body.expression.callee.type === 'Identifier' && functions.has(statement.body.expression.callee.name));
+  // Only loops that follow each other move into the function, so nothing else changes its place.
+  const adjacent = loops.every((loop, index) => index === 0 || program.body.indexOf(loop) === program.body.indexOf(loops[index - 1]) + 1);
+  if (loops.length === 0 || !adjacent) return [];
+  // The objects the registering functions write into (`_specTypeSchemas[name] = schema`).
+  const filled = new Set();
+  for (const loop of loops) {
+    const register = functions.get(loop.body.expression.callee.name);
+    for (const statement of register.body.body) {
+      const assigned = statement.type === 'ExpressionStatement' && statement.expression.type === 'AssignmentExpression' ? statement.expression.left : undefined;
+      if (assigned?.type === 'MemberExpression' && assigned.object.type === 'Identifier') filled.add(assigned.object.name);
+    }
+  }
+  const exposers = [...topLevelDeclarators(program)].filter(({ init }) => init?.type === 'CallExpression'
+    && init.arguments.length === 1 && init.arguments[0].type === 'Identifier' && filled.has(init.arguments[0].name)
+    && init.callee.type === 'MemberExpression' && init.callee.object.type === 'Identifier' && init.callee.object.name === 'Object');
+  if (exposers.length === 0) return [];
+  // The loops become a function run once, by whichever exposing constant is built first.
+  const fill = '__fillSdkRegistry';
+  const edits = [{ start: loops[0].start, end: loops[0].start, text: `let ${fill}Done = false;\nfunction ${fill}() {\nif (${fill}Done) return;\n${fill}Done = true;\n` }];
+  edits.push({ start: loops.at(-1).end, end: loops.at(-1).end, text: '\n}' });
+  for (const { init } of exposers) {
+    edits.push({ start: init.start, end: init.start, text: `/* @__PURE__ */ (() => (${fill}(), ` }, { start: init.end, end: init.end, text: '))()' });
+  }
+  return edits;
+}
+
+/** Applies `edits` ({ start, end, text }, not overlapping) to `code`. */
+function applyEdits(code, edits) {
+  let out = '';
+  let from = 0;
+  for (const { start, end, text } of [...edits].sort((a, b) => a.start - b.start || a.end - b.end)) {
+    out += code.slice(from, start) + text;
+    from = end;
+  }
+  return out + code.slice(from);
+}
+
+/** The module with its zod-built constants marked pure and its spec-type registry built only when read. */
+export function markPureSchemaCalls(code) {
+  const program = parseAst(code, { sourceType: 'module' });
+  const edits = pureSchemaEdits(code, program).concat(registryEdits(code, program));
+  return edits.length === 0 ? code : applyEdits(code, edits);
+}
+
+export function pureSchemaBuilders() {
+  return {
+    name: 'pure-schema-builders',
+    transform: {
+      filter: { id: SDK_FILE },
+      handler(code) {
+        const marked = markPureSchemaCalls(code);
+        return marked === code ? null : { code: marked, map: null };
+      },
+    },
+  };
+}

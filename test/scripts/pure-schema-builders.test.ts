@@ -1,0 +1,110 @@
+// scripts/pure-schema-builders.mjs, the rolldown plugin that lets `teaminfra mcp`'s bundle drop the
+// SDK's protocol schemas it never uses. A bundle is made of small modules laid out as the SDK's
+// (node_modules/@modelcontextprotocol/core/dist/...) over a stand-in zod that records what it
+// builds, and run; then the plugin is run over the SDK's own files as installed.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { packageRoot } from '../../src/package-root.js';
+
+interface PluginModule {
+  pureSchemaBuilders(): object;
+  markPureSchemaCalls(code: string): string;
+}
+const plugin = (await import(pathToFileURL(join(packageRoot, 'scripts', 'pure-schema-builders.mjs')).href)) as PluginModule;
+
+const dir = mkdtempSync(join(tmpdir(), 'teaminfra-pure-schemas-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function write(path: string, text: string): void {
+  mkdirSync(dirname(join(dir, path)), { recursive: true });
+  writeFileSync(join(dir, path), text);
+}
+
+// zod's part here: each builder records its name, so a run shows what was built and in which order.
+write('node_modules/zod/package.json', JSON.stringify({ name: 'zod', type: 'module', exports: { './v4': './v4.mjs' } }));
+write('node_modules/zod/v4.mjs', `
+const schema = (name) => { globalThis.built.push(name); return { name, shape: { [name]: true }, extend: (more) => schema(name + '+') }; };
+export const object = (shape) => schema('object:' + Object.keys(shape).join(','));
+export const string = () => schema('string');
+`);
+write('node_modules/@modelcontextprotocol/core/package.json', JSON.stringify({ name: '@modelcontextprotocol/core', type: 'module' }));
+write('node_modules/@modelcontextprotocol/core/dist/schemas.mjs', `import * as z from 'zod/v4';
+export const BaseSchema = z.object({ base: z.string() });
+export const UsedSchema = BaseSchema.extend({ used: z.string() });
+export const OAuthSchema = z.object({ ...BaseSchema.shape, issuer: z.string() });
+export const UnusedSchema = z.object({ unused: z.string() });
+const SPEC_SCHEMA_KEYS = ['UsedSchema', 'OAuthSchema', 'UnusedSchema'];
+const schemas_exports = { UsedSchema, OAuthSchema, UnusedSchema };
+const _specTypeSchemas = {};
+function register(key, schema) {
+  _specTypeSchemas[key.slice(0, -6)] = schema;
+}
+for (const key of SPEC_SCHEMA_KEYS) register(key, schemas_exports[key]);
+export const specTypeSchemas = Object.freeze(_specTypeSchemas);
+`);
+
+async function bundleAndRun(entry: string, name: string, plugins: object[]): Promise<{ code: string; built: string[]; value: unknown }> {
+  const { rolldown } = await import('rolldown');
+  write(`${name}.mjs`, entry);
+  const bundle = await rolldown({ input: join(dir, `${name}.mjs`), platform: 'node', logLevel: 'silent', plugins: plugins as never[] });
+  const { output } = await bundle.generate({ format: 'esm' });
+  await bundle.close();
+  const code = output[0].code;
+  write(`${name}.out.mjs`, code);
+  (globalThis as { built?: string[] }).built = [];
+  const { value } = (await import(pathToFileURL(join(dir, `${name}.out.mjs`)).href)) as { value: unknown };
+  return { code, built: (globalThis as unknown as { built: string[] }).built, value };
+}
+
+describe('the pure-schema-builders plugin', () => {
+  it('drops the schemas nothing uses, and builds the used ones and what they are made of, in the order the module did', async () => {
+    const entry = "import { UsedSchema } from '@modelcontextprotocol/core/dist/schemas.mjs';\nexport const value = UsedSchema.name;\n";
+    const plain = await bundleAndRun(entry, 'used-plain', []);
+    const shaken = await bundleAndRun(entry, 'used-shaken', [plugin.pureSchemaBuilders()]);
+    expect(plain.built).toContain('object:unused');
+    expect(shaken.built).toEqual(['string', 'object:base', 'string', 'object:base+']);
+    expect(shaken.code).not.toContain('issuer');
+    expect(shaken.code).not.toContain('unused');
+    expect(shaken.value).toBe(plain.value);
+  });
+
+  it('keeps the registry of every spec type, filled, when the bundle reads it', async () => {
+    const entry = "import { specTypeSchemas } from '@modelcontextprotocol/core/dist/schemas.mjs';\nexport const value = Object.keys(specTypeSchemas).join();\n";
+    const plain = await bundleAndRun(entry, 'registry-plain', []);
+    const shaken = await bundleAndRun(entry, 'registry-shaken', [plugin.pureSchemaBuilders()]);
+    expect(shaken.value).toBe('Used,OAuth,Unused');
+    expect(shaken.built).toEqual(plain.built);
+  });
+
+  it('leaves out the registry and every schema only it reads when the bundle does not read it', async () => {
+    const shaken = await bundleAndRun("import '@modelcontextprotocol/core/dist/schemas.mjs';\nexport const value = 1;\n", 'nothing', [plugin.pureSchemaBuilders()]);
+    expect(shaken.built).toEqual([]);
+  });
+});
+
+describe('the plugin over the SDK as installed', () => {
+  const sdkFiles = (pkg: string) => readdirSync(join(packageRoot, 'node_modules', '@modelcontextprotocol', pkg, 'dist'))
+    .filter((file) => file.endsWith('.mjs')).map((file) => readFileSync(join(packageRoot, 'node_modules', '@modelcontextprotocol', pkg, 'dist', file), 'utf8'));
+
+  it("marks every top-level zod schema of @modelcontextprotocol/core as pure (if this fails after an SDK update, the plugin no longer recognizes the SDK's schemas)", () => {
+    const sources = sdkFiles('core').filter((code) => code.includes('import * as z from "zod/v4"'));
+    const built = sources.reduce((count, code) => count + (code.match(/^(export )?const \w+ = z\./gm) ?? []).length, 0);
+    const marked = sources.map((code) => plugin.markPureSchemaCalls(code));
+    const count = (pattern: RegExp) => marked.reduce((total, code) => total + (code.match(pattern) ?? []).length, 0);
+    expect(built).toBeGreaterThan(50);
+    expect(count(/^(export )?const \w+ = \/\* @__PURE__ \*\/ \(\(\) => z\./gm)).toBe(built);
+    // And those built from them (`RequestSchema.extend(...)`), which are about as many.
+    expect(count(/^(export )?const \w+ = \/\* @__PURE__ \*\/ \(\(\) => \w+Schema\./gm)).toBeGreaterThan(50);
+  });
+
+  it("moves the server's registry of every spec type into a function its constants call (if this fails after an SDK update, the registry keeps every schema in the bundle)", () => {
+    const withRegistry = sdkFiles('server').filter((code) => code.includes('const specTypeSchemas = Object.freeze('));
+    expect(withRegistry).toHaveLength(1);
+    const marked = plugin.markPureSchemaCalls(withRegistry[0]!);
+    expect(marked).toContain('const specTypeSchemas = /* @__PURE__ */ (() => (__fillSdkRegistry(), Object.freeze(');
+    expect(marked).toMatch(/function __fillSdkRegistry\(\) \{\nif \(__fillSdkRegistryDone\) return;\n__fillSdkRegistryDone = true;\nfor \(const key of SPEC_SCHEMA_KEYS\)/);
+  });
+});
