@@ -9,8 +9,11 @@ import { readFileSync } from 'node:fs';
 import module from 'node:module';
 import type { ListToolsResult } from '@modelcontextprotocol/server';
 
-// As `teaminfra mcp` does: the compiled code of the SDK is kept on disk for the next start.
+// As `teaminfra mcp` does: the compiled code of the SDK is kept on disk for the next start, and
+// zod parses without compiling a parser per object schema (src/cli/interpreted-zod.ts), set
+// before the SDK builds any schema.
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+(await import('zod')).config({ jitless: true });
 const { Server } = await import('@modelcontextprotocol/server');
 const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
 

@@ -1,4 +1,6 @@
 // `teaminfra mcp [--data-dir DIR] [--database-url URL]`: MCP over stdio, token from TEAMINFRA_TOKEN.
+// First, before any zod schema is built (interpreted-zod.ts says why).
+import './interpreted-zod.js';
 import { existsSync } from 'node:fs';
 import { serveStdio, StdioRefusal, TOKEN_VARIABLE } from '../mcp/stdio.js';
 import { dataLocationOf, parseOptions } from './options.js';
