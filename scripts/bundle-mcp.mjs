@@ -12,7 +12,8 @@
 // so are the compiled modules that src/cli/main.ts itself loads (SHARED_WITH_MAIN): main.ts checks
 // `instanceof UsageError` on what the command throws, which needs the one class both load.
 // The SDK's protocol schemas that nothing in the command uses are left out (pure-schema-builders.mjs):
-// @modelcontextprotocol/core builds every one of them, OAuth's included, when it loads.
+// @modelcontextprotocol/core builds every one of them, OAuth's included, when it loads; and ajv,
+// which the server requires when it loads, is loaded on its validator's first use.
 import { rmSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';

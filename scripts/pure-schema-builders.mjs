@@ -11,6 +11,8 @@
 // Only constants whose value is a chain of calls rooted in zod's namespace (`z.object(...)`) or
 // in another such constant (`RequestSchema.extend(...)`) are marked; calls inside functions
 // (a refine's or transform's body) are never touched, as they run only when that schema parses.
+// It also has the server load ajv, which it bundles as CommonJS, on the first use of its JSON
+// Schema validator rather than when it loads (lazyRequireEdits below).
 import { parseAst } from 'rolldown/parseAst';
 
 /** The SDK's built files: its schemas live in core's chunks and in the server's copy of core-internal. */
@@ -109,6 +111,80 @@ export function registryEdits(code, program = parseAst(code, { sourceType: 'modu
   return edits;
 }
 
+/**
+ * The SDK's server bundles ajv as CommonJS modules behind wrappers that run a module on its first
+ * `require_x()` (`var require_ajv = __commonJSMin(...)`), and requires them at its top level
+ * (`var import_ajv = require_ajv()`) for a JSON Schema validator it only builds on its first use:
+ * loading ajv costs every start 2 to 3 ms for a validator a server may never build. Here each such
+ * top-level require becomes a function (`import_ajv$()`) called where its value is read, so ajv
+ * loads on the validator's first use; a constant read from one (`const addFormats =
+ * import_dist.default`) likewise, and kept as a constant, built where it was, only when the bundle
+ * uses it as one (an export). Nothing is changed when a name is used in a way not rewritten here
+ * (declared again in a function, a shorthand property): the module then loads ajv as before.
+ */
+export function lazyRequireEdits(code, program = parseAst(code, { sourceType: 'module' })) {
+  const wrappers = new Set();
+  const lazy = new Map(); // name -> { statement, text }: the expression its value comes from
+  const derived = new Map(); // name -> { statement, base, property }
+  for (const statement of program.body) {
+    if (statement.type !== 'VariableDeclaration' || statement.declarations.length !== 1) continue;
+    const [{ id, init }] = statement.declarations;
+    if (id.type !== 'Identifier' || !init) continue;
+    if (init.type === 'CallExpression' && init.callee.type === 'Identifier' && init.callee.name === '__commonJSMin') wrappers.add(id.name);
+    else if (isRequireCall(init, wrappers)) lazy.set(id.name, { statement, text: code.slice(init.start, init.end) });
+    else if (init.type === 'MemberExpression' && !init.computed && init.object.type === 'Identifier' && lazy.has(init.object.name)) {
+      derived.set(id.name, { statement, base: init.object.name, property: init.property.name });
+    }
+  }
+  if (lazy.size === 0) return [];
+  const names = new Set([...lazy.keys(), ...derived.keys()]);
+  const exported = new Set(program.body.filter((s) => s.type === 'ExportNamedDeclaration' && !s.declaration)
+    .flatMap((s) => s.specifiers.map((specifier) => specifier.local.name)));
+  const edits = [];
+  let unsafe = false;
+  for (const statement of program.body) {
+    if (statement.type === 'ExportNamedDeclaration' && !statement.declaration) continue;
+    if ([...lazy.values(), ...derived.values()].some((entry) => entry.statement === statement)) continue;
+    // A wrapped CommonJS module has its own scope, where these names may mean something else.
+    if (statement.type === 'VariableDeclaration' && statement.declarations.some((d) => d.id.type === 'Identifier' && wrappers.has(d.id.name))) continue;
+    walk(statement, null, (node, parent) => {
+      if (node.type !== 'Identifier' || !names.has(node.name)) return;
+      const read = (parent?.type === 'MemberExpression' && parent.object === node)
+        || (parent?.type === 'CallExpression' && (parent.callee === node || parent.arguments.includes(node)));
+      if (read) edits.push({ start: node.start, end: node.end, text: `${node.name}$()` });
+      else if (!(parent?.type === 'MemberExpression' && parent.property === node && !parent.computed)
+        && !(parent?.type === 'Property' && parent.key === node && !parent.computed && !parent.shorthand)) unsafe = true;
+    });
+  }
+  if (unsafe) return [];
+  for (const [name, { statement, text }] of lazy) {
+    edits.push({ start: statement.start, end: statement.end, text: `function ${name}$() {\nreturn ${text};\n}` });
+  }
+  for (const [name, { statement, base, property }] of derived) {
+    const constant = exported.has(name) ? `\nconst ${name} = /* @__PURE__ */ (() => ${name}$())();` : '';
+    edits.push({ start: statement.start, end: statement.end, text: `function ${name}$() {\nreturn ${base}$().${property};\n}${constant}` });
+  }
+  return edits;
+}
+
+function isRequireCall(node, wrappers) {
+  if (node.type !== 'CallExpression' || node.callee.type !== 'Identifier') return false;
+  if (wrappers.has(node.callee.name)) return node.arguments.length === 0;
+  return node.callee.name === '__toESM' && node.arguments.length >= 1 && isRequireCall(node.arguments[0], wrappers);
+}
+
+/** Calls `visit(node, parent)` for every node under `node`. */
+function walk(node, parent, visit) {
+  if (!node || typeof node.type !== 'string') return;
+  visit(node, parent);
+  for (const key of Object.keys(node)) {
+    if (key === 'type' || key === 'start' || key === 'end') continue;
+    const value = node[key];
+    if (Array.isArray(value)) for (const item of value) walk(item, node, visit);
+    else if (value && typeof value === 'object' && typeof value.type === 'string') walk(value, node, visit);
+  }
+}
+
 /** Applies `edits` ({ start, end, text }, not overlapping) to `code`. */
 function applyEdits(code, edits) {
   let out = '';
@@ -123,7 +199,7 @@ function applyEdits(code, edits) {
 /** The module with its zod-built constants marked pure and its spec-type registry built only when read. */
 export function markPureSchemaCalls(code) {
   const program = parseAst(code, { sourceType: 'module' });
-  const edits = pureSchemaEdits(code, program).concat(registryEdits(code, program));
+  const edits = pureSchemaEdits(code, program).concat(registryEdits(code, program), lazyRequireEdits(code, program));
   return edits.length === 0 ? code : applyEdits(code, edits);
 }
 

@@ -12,6 +12,7 @@ import { packageRoot } from '../../src/package-root.js';
 interface PluginModule {
   pureSchemaBuilders(): object;
   markPureSchemaCalls(code: string): string;
+  lazyRequireEdits(code: string): unknown[];
 }
 const plugin = (await import(pathToFileURL(join(packageRoot, 'scripts', 'pure-schema-builders.mjs')).href)) as PluginModule;
 
@@ -85,6 +86,46 @@ describe('the pure-schema-builders plugin', () => {
   });
 });
 
+// The server's way of bundling a CommonJS package (ajv): a wrapper that runs the module on its first require.
+write('node_modules/@modelcontextprotocol/server/package.json', JSON.stringify({ name: '@modelcontextprotocol/server', type: 'module' }));
+const validatorModule = (use: string) => `
+const __commonJSMin = (cb, mod) => () => (mod || cb((mod = { exports: {} }).exports, mod), mod.exports);
+var require_engine = /* @__PURE__ */ __commonJSMin(((exports) => {
+  globalThis.built.push('engine module');
+  exports.make = () => 'an engine';
+  exports.helper = 'a helper';
+}));
+var import_engine = require_engine();
+const helper = import_engine.helper;
+export class Validator {
+  get engine() { return ${use}; }
+}
+export { helper };
+`;
+write('node_modules/@modelcontextprotocol/server/dist/validator.mjs', validatorModule('import_engine.make()'));
+write('node_modules/@modelcontextprotocol/server/dist/validator-shorthand.mjs', validatorModule('({ import_engine }).import_engine.make()'));
+
+describe('the plugin and the CommonJS modules the SDK requires at its top level', () => {
+  const entry = (file: string, read: string) =>
+    `import { Validator, helper } from '@modelcontextprotocol/server/dist/${file}';\nconst before = [...globalThis.built];\n` +
+    `export const value = { before, ${read}, after: globalThis.built };\n`;
+
+  it('loads such a module on its first use, not when the bundle loads', async () => {
+    const { value } = await bundleAndRun(entry('validator.mjs', 'engine: new Validator().engine'), 'lazy-require', [plugin.pureSchemaBuilders()]);
+    expect(value).toEqual({ before: [], engine: 'an engine', after: ['engine module'] });
+  });
+
+  it('still loads it with the bundle when the bundle uses a constant read from it', async () => {
+    const { value } = await bundleAndRun(entry('validator.mjs', 'helper'), 'lazy-require-constant', [plugin.pureSchemaBuilders()]);
+    expect(value).toEqual({ before: ['engine module'], helper: 'a helper', after: ['engine module'] });
+  });
+
+  it('leaves the module as it was when it uses the name in a way it does not rewrite', async () => {
+    const { value } = await bundleAndRun(entry('validator-shorthand.mjs', 'engine: new Validator().engine'), 'lazy-require-unsafe', [plugin.pureSchemaBuilders()]);
+    expect(value).toEqual({ before: ['engine module'], engine: 'an engine', after: ['engine module'] });
+  });
+});
+
 describe('the plugin over the SDK as installed', () => {
   const sdkFiles = (pkg: string) => readdirSync(join(packageRoot, 'node_modules', '@modelcontextprotocol', pkg, 'dist'))
     .filter((file) => file.endsWith('.mjs')).map((file) => readFileSync(join(packageRoot, 'node_modules', '@modelcontextprotocol', pkg, 'dist', file), 'utf8'));
@@ -98,6 +139,14 @@ describe('the plugin over the SDK as installed', () => {
     expect(count(/^(export )?const \w+ = \/\* @__PURE__ \*\/ \(\(\) => z\./gm)).toBe(built);
     // And those built from them (`RequestSchema.extend(...)`), which are about as many.
     expect(count(/^(export )?const \w+ = \/\* @__PURE__ \*\/ \(\(\) => \w+Schema\./gm)).toBeGreaterThan(50);
+  });
+
+  it("has ajv load on the validator's first use (if this fails after an SDK update, ajv loads at every start again)", () => {
+    const withAjv = sdkFiles('server').filter((code) => /^var import_ajv = require_ajv\(\);$/m.test(code));
+    expect(withAjv).toHaveLength(1);
+    const marked = plugin.markPureSchemaCalls(withAjv[0]!);
+    expect(marked).not.toMatch(/^var import_\w+ = (\/\* @__PURE__ \*\/ )?(__toESM\()?require_\w+\(/m);
+    expect(marked).toContain('function import_ajv$() {\nreturn require_ajv();\n}');
   });
 
   it("moves the server's registry of every spec type into a function its constants call (if this fails after an SDK update, the registry keeps every schema in the bundle)", () => {
