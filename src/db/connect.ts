@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from './kysely-runtime.js';
 import type { Database } from './tables.js';
-import { applySchema } from './apply-schema.js';
+import { applySchema, markSqliteSchemaCurrent, sqliteSchemaIsCurrent } from './apply-schema.js';
 import { upgradeSqliteSchema } from './upgrade-schema.js';
 import type { DatabaseEngine } from './dialect.js';
 import { DEFAULT_POOL_SIZE, openPostgres } from './dialect-postgres.js';
@@ -65,9 +65,13 @@ function openSqliteDb(dataDir: string): SqliteDb {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
-  applySchema(sqlite);
-  // A rebuilt table lost its indexes: schema.sql puts them back.
-  if (upgradeSqliteSchema(sqlite)) applySchema(sqlite);
+  // Once per schema.sql: a database that already has this one's statements skips them (apply-schema.ts).
+  if (!sqliteSchemaIsCurrent(sqlite)) {
+    applySchema(sqlite);
+    // A rebuilt table lost its indexes: schema.sql puts them back.
+    if (upgradeSqliteSchema(sqlite)) applySchema(sqlite);
+    markSqliteSchemaCurrent(sqlite);
+  }
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   const statements = new SqliteStatements(kysely, sqlite);
   registerFastPath(kysely, statements);
