@@ -4,8 +4,8 @@
 // Node links an ES module graph file by file, and the command's graph is about 250 files (our
 // dist, Kysely, zod and the MCP SDK): one file, compiled once into Node's compile cache, answers
 // in about half the time (docs/benchmarks.md, "stdio").
-// What is bundled: our modules the command can reach, and the pure-JavaScript packages it loads at
-// start. What our code imports lazily (import(), e.g. the engine's client for a service's logs)
+// What is bundled: our modules the command can reach, and the JavaScript packages it loads at
+// start (better-sqlite3's JavaScript too, not its addon or the loader that finds it). What our code imports lazily (import(), e.g. the engine's client for a service's logs)
 // becomes a chunk beside it, loaded by the first call that needs it: the same module instances as
 // the rest (one AppError class, one Kysely), which a second copy under dist/src would not be.
 // Every other package, native addons among them, is imported from node_modules as before, and
@@ -23,8 +23,13 @@ import { pureSchemaBuilders } from './pure-schema-builders.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const outDir = join(dist, 'mcp');
-/** Packages inlined: pure JavaScript, loaded at start, many files each. */
-const INLINED = /^(kysely|zod|@modelcontextprotocol\/(server|core))(\/|$)/;
+/** Packages inlined: JavaScript loaded at start, many files each (better-sqlite3's 15 files of it, without its addon). */
+const INLINED = /^(kysely|zod|@modelcontextprotocol\/(server|core)|better-sqlite3)(\/|$)/;
+/**
+ * better-sqlite3's loader finds its native addon from its own directory (`__dirname`), so it is
+ * not inlined: the bundle requires it from where the package is installed.
+ */
+const SQLITE_BINDING = /[\\/]node_modules[\\/]better-sqlite3[\\/]lib[\\/]binding\.js$/;
 /** Kysely's values through src/db/kysely-runtime.ts, which requires its CommonJS build at run time: here, its ES build, inlined. */
 const KYSELY_RUNTIME = join(dist, 'src', 'db', 'kysely-runtime.js');
 /** Replaced by the tools/list entries computed now, from the same compiled catalog (src/mcp/prebuilt-tools.ts). */
@@ -49,6 +54,14 @@ const bundle = await rolldown({
       return SHARED_WITH_MAIN.includes(id) ? { id, external: true } : null;
     },
     load(id) {
+      if (SQLITE_BINDING.test(id)) {
+        return [
+          "import { createRequire } from 'node:module';",
+          "import { dirname, join } from 'node:path';",
+          'const require = createRequire(import.meta.url);',
+          "export const { getBinding } = require(join(dirname(require.resolve('better-sqlite3')), 'binding.js'));",
+        ].join('\n');
+      }
       // JSON.parse of a string: V8 reads it faster than the same object literal.
       if (id === PREBUILT_TOOLS) return `export const PREBUILT_TOOLS = JSON.parse(${JSON.stringify(JSON.stringify(prebuilt))});`;
       if (id === KYSELY_RUNTIME) return "export { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';";
