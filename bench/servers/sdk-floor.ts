@@ -11,7 +11,6 @@
 // No rate limit, no audit, no Host/Origin check, no session, no request screen, no other tool.
 // Written against schema.sql and the SDK, not against our src/mcp.
 // argv: <dataDir>
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import Fastify from 'fastify';
@@ -21,59 +20,18 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { DATABASE_FILE } from '../../src/db/connect.js';
 import { serveUntilStopped } from '../support/child-server.js';
+import { floorReads, type FloorToken } from './sdk-floor-reads.js';
 
 const dataDir = process.argv[2];
 if (!dataDir) throw new Error('usage: sdk-floor.js <dataDir>');
 const db = new SQLite(join(dataDir, DATABASE_FILE));
 db.pragma('journal_mode = WAL');
 
-const findToken = db.prepare(`
-  SELECT t.id, t.team_id, t.expires_on, t.accepted_by, t.restrict_services, t.revoked_at, team.plan
-  FROM api_tokens t JOIN teams team ON team.id = t.team_id WHERE t.token_hash = ?`);
-const COLUMNS = 's.id, s.name, s.server_id, s.parent_id, s.state, s.revision, s.port, s.published_host, s.created_at, s.updated_at';
-const listListed = db.prepare(`
-  SELECT ${COLUMNS} FROM api_token_services l CROSS JOIN erp_services s
-  WHERE l.token_id = ? AND s.id = l.service_id AND s.team_id = ? AND s.deleted_at IS NULL AND s.parent_id IS NULL
-  ORDER BY l.service_id LIMIT ?`).raw(true);
-const listTeam = db.prepare(`
-  SELECT ${COLUMNS} FROM erp_services s
-  WHERE s.team_id = ? AND s.deleted_at IS NULL AND s.parent_id IS NULL
-  ORDER BY s.id LIMIT ?`).raw(true);
-
-interface Token { id: string; team_id: string; expires_on: string | null; accepted_by: string; restrict_services: number; revoked_at: string | null; plan: string }
-const PLANS_WITH_API = new Set(['starter', 'business', 'enterprise']);
-type Row = [string, string, string, string | null, string, number, number | null, string | null, string, string];
-
-/** The token's row, when it may use MCP now (the expiry read as a UTC day: the bench token expires next year). */
-function tokenOf(authorization: string | undefined): Token | undefined {
-  if (!authorization?.startsWith('Bearer ')) return undefined;
-  const token = findToken.get(createHash('sha256').update(authorization.slice(7)).digest('hex')) as Token | undefined;
-  if (!token || token.revoked_at !== null || token.accepted_by === 'api' || !PLANS_WITH_API.has(token.plan)) return undefined;
-  if (token.expires_on !== null && token.expires_on < new Date().toISOString().slice(0, 10)) return undefined;
-  return token;
-}
-
-function urlOf(state: string, port: number | null, publishedHost: string | null): string | null {
-  if (port === null || state !== 'running') return null;
-  const host = publishedHost ?? '127.0.0.1';
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
-}
-
-function listServices(token: Token, limit: number) {
-  const rows = (token.restrict_services === 1 ? listListed.all(token.id, token.team_id, limit + 1) : listTeam.all(token.team_id, limit + 1)) as Row[];
-  const page = rows.length > limit ? rows.slice(0, limit) : rows;
-  return {
-    data: page.map(([id, name, serverId, parentId, state, revision, port, publishedHost, createdAt, updatedAt]) => ({
-      id, name, server_id: serverId, parent_id: parentId, is_copy: parentId !== null,
-      state, revision, url: urlOf(state, port, publishedHost), created_at: createdAt, updated_at: updatedAt,
-    })),
-    next_cursor: rows.length > limit ? Buffer.from(page[page.length - 1]![0]).toString('base64url') : null,
-  };
-}
+const { tokenOf, listServices } = floorReads(db);
 
 const validator = new AjvJsonSchemaValidator();
 
-function serverFor(token: Token): Server {
+function serverFor(token: FloorToken): Server {
   const server = new Server({ name: 'floor', version: '1' }, { capabilities: { tools: {} }, jsonSchemaValidator: validator });
   server.setRequestHandler('tools/call', async (request): Promise<CallToolResult> => {
     const limit = Math.min(200, Number((request.params.arguments as { limit?: unknown } | undefined)?.limit ?? 50) || 50);
