@@ -60,7 +60,6 @@ export function principalOf(row: TokenWithTeam): Principal {
       restrictServices: row.restrict_services === 1,
       restrictServers: row.restrict_servers === 1,
     },
-    lastUsedAt: row.last_used_at,
     needsApproval: row.needs_approval === '' ? NO_APPROVALS : new Set(parseNeedsApproval(row.needs_approval)),
   };
 }

@@ -32,7 +32,6 @@ export interface Principal {
   /** Chosen permissions with implications applied. */
   permissions: ReadonlySet<PermissionId>;
   reach: Reach;
-  lastUsedAt: string | null;
   /** Capabilities this token may only ask for: each waits for someone else's approval (src/decisions/approvals.ts). */
   needsApproval: ReadonlySet<string>;
 }

@@ -31,7 +31,7 @@ function tokenWithTeam(db: Kysely<Database>) {
     .innerJoin('teams as team', 'team.id', 't.team_id')
     .select([
       't.id', 't.name', 't.source', 't.team_id', 't.expires_on', 't.accepted_by', 't.full_access',
-      't.permissions', 't.restrict_services', 't.restrict_servers', 't.revoked_at', 't.last_used_at', 't.needs_approval',
+      't.permissions', 't.restrict_services', 't.restrict_servers', 't.revoked_at', 't.needs_approval',
       'team.name as team_name', 'team.plan', 'team.timezone',
     ]);
 }
