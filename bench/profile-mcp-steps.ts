@@ -29,20 +29,22 @@ import { catalog } from '../tools/index.js';
 import { floorReads } from './servers/sdk-floor-reads.js';
 import { seedListServices } from './support/seed.js';
 
-const CALLS = 20_000;
-const ROUNDS = 3;
+const CALLS = 10_000;
+const ROUNDS = 7;
 const CALL = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_erp_services', arguments: { limit: 50 } } } as const;
 
-/** Microseconds per call of `step`, the median of ROUNDS loops of CALLS after a warm-up. */
-async function microsPerCall(step: () => unknown): Promise<number> {
-  for (let i = 0; i < 3000; i++) await step();
-  const rounds: number[] = [];
+/** Microseconds per call of each side, the median of ROUNDS loops of CALLS, the sides alternating (load moves both alike). */
+async function microsPerCall(sides: readonly (() => unknown)[]): Promise<number[]> {
+  for (const step of sides) for (let i = 0; i < 3000; i++) await step();
+  const rounds = sides.map((): number[] => []);
   for (let round = 0; round < ROUNDS; round++) {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < CALLS; i++) await step();
-    rounds.push(Number(process.hrtime.bigint() - start) / CALLS / 1000);
+    for (const [index, step] of sides.entries()) {
+      const start = process.hrtime.bigint();
+      for (let i = 0; i < CALLS; i++) await step();
+      rounds[index]!.push(Number(process.hrtime.bigint() - start) / CALLS / 1000);
+    }
   }
-  return rounds.sort((a, b) => a - b)[Math.floor(ROUNDS / 2)]!;
+  return rounds.map((times) => times.sort((a, b) => a - b)[Math.floor(ROUNDS / 2)]!);
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'teaminfra-profile-steps-'));
@@ -108,8 +110,7 @@ try {
   console.log('step'.padEnd(70), 'ours us', '(d) us', 'ours - (d)');
   let extra = 0;
   for (const { step, ours, floor: theirs } of steps) {
-    const oursMicros = await microsPerCall(ours);
-    const floorMicros = theirs ? await microsPerCall(theirs) : 0;
+    const [oursMicros = 0, floorMicros = 0] = await microsPerCall(theirs ? [ours, theirs] : [ours]);
     extra += oursMicros - floorMicros;
     console.log(step.padEnd(70), oursMicros.toFixed(2).padStart(7), (theirs ? floorMicros.toFixed(2) : '-').padStart(6), (oursMicros - floorMicros).toFixed(2).padStart(10));
   }
