@@ -49,3 +49,17 @@ describe('isJsonRpcMessage', () => {
     expect(isJsonRpcMessage(value)).toBe(accepts(MESSAGE, value));
   });
 });
+
+// request-screen.ts and rpc-errors.ts take these schemas by name from @modelcontextprotocol/core
+// (so that the stdio bundle builds only those): they must be the very objects the server checks
+// with, which holds while package.json pins core at the version the server pins.
+describe('the spec schemas taken by name', () => {
+  it('are the server SDK’s own', async () => {
+    const core = await import('@modelcontextprotocol/core');
+    expect(core.JSONRPCMessageSchema).toBe(specTypeSchemas.JSONRPCMessage);
+    expect(core.CallToolRequestSchema).toBe(specTypeSchemas.CallToolRequest);
+    expect(core.InitializeRequestSchema).toBe(specTypeSchemas.InitializeRequest);
+    expect(core.ListToolsRequestSchema).toBe(specTypeSchemas.ListToolsRequest);
+    expect(core.PingRequestSchema).toBe(specTypeSchemas.PingRequest);
+  });
+});
