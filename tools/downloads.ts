@@ -1,10 +1,12 @@
 // The view of a file offered for download, with a short-lived link good for one download: what a channel
 // that cannot stream bytes (MCP) receives. REST streams the same file from the same capability.
 import { z } from 'zod';
+import { builtOnce } from '../src/core/built-once.js';
 import type { CapabilityContext, FileSource } from '../src/core/capability.js';
+import type { Infer } from './schemas.js';
 import { createDownloadLink } from '../src/db/repositories/download-links.js';
 
-export const DownloadView = z.object({
+export const DownloadView = builtOnce(() => z.object({
   filename: z.string(),
   content_type: z.string(),
   size_bytes: z.number().int(),
@@ -13,9 +15,9 @@ export const DownloadView = z.object({
     .describe('Good for one download, starting within 5 minutes; HEAD does not use it up, and an interrupted download may ' +
       'resume with Range for 10 minutes after it started. A path when the server address is unknown.'),
   expires_at: z.string(),
-});
+}));
 
-export async function downloadLink(context: CapabilityContext, file: FileSource): Promise<z.infer<typeof DownloadView>> {
+export async function downloadLink(context: CapabilityContext, file: FileSource): Promise<Infer<typeof DownloadView>> {
   const link = await createDownloadLink(context.db.kysely, context.reach.teamId, context.actor.tokenId, file);
   return {
     filename: file.filename, content_type: file.contentType, size_bytes: file.sizeBytes, sha256: file.sha256,

@@ -1,6 +1,9 @@
 // Shapes shared by capabilities: ids, pagination, and the public views of each resource.
 // Views list only what a client needs; internal columns (pids, paths, hashes) never appear.
+// Each is a function that builds it on first use and then returns the same schema: a capability
+// builds its schemas only when first read (src/core/capability.ts, CapabilitySpec), and these with them.
 import { z } from 'zod';
+import { builtOnce } from '../src/core/built-once.js';
 import { PERMISSION_IDS } from '../src/auth/permissions.js';
 import { multilineTextProblem, plainTextProblem } from '../src/core/plain-text.js';
 
@@ -8,17 +11,17 @@ const idOf = (prefix: string, what: string) =>
   // The pattern says what the id is; the field's name says whose (no description: it would repeat both).
   z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{20}$`), `Must be ${what} id (${prefix}_...).`);
 
-export const ServiceId = idOf('svc', 'an ERP service');
-export const ServerId = idOf('srv', 'a server');
-export const BackupId = idOf('bak', 'a backup');
-export const OperationId = idOf('op', 'an operation');
-export const DecisionId = idOf('dec', 'a decision');
+export const ServiceId = builtOnce(() => idOf('svc', 'an ERP service'));
+export const ServerId = builtOnce(() => idOf('srv', 'a server'));
+export const BackupId = builtOnce(() => idOf('bak', 'a backup'));
+export const OperationId = builtOnce(() => idOf('op', 'an operation'));
+export const DecisionId = builtOnce(() => idOf('dec', 'a decision'));
 
 /** A name people give and read: 1 to 100 characters, without control or text-direction characters (src/core/plain-text.ts). */
-export const DisplayName = z.string().trim().min(1).max(100).superRefine((value, context) => {
+export const DisplayName = builtOnce(() => z.string().trim().min(1).max(100).superRefine((value, context) => {
   const problem = plainTextProblem(value);
   if (problem) context.addIssue({ code: 'custom', message: `M${problem.slice(1)}` });
-});
+}));
 
 /** Text people write over several lines (a decision's context or answer): line breaks and tabs allowed, other controls not. */
 export const MultilineText = (max: number) => z.string().trim().min(1).max(max).superRefine((value, context) => {
@@ -26,11 +29,14 @@ export const MultilineText = (max: number) => z.string().trim().min(1).max(max).
   if (problem) context.addIssue({ code: 'custom', message: `M${problem.slice(1)}` });
 });
 
-export const PageInput = {
+export const PageInput = builtOnce(() => ({
   // Bounds and default say it all; a cursor is the next_cursor of the page before, as its name says.
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(200).optional(),
-};
+}));
+
+/** The value a shared schema describes: `Infer<typeof ServiceView>`. */
+export type Infer<Build extends () => z.ZodType> = z.infer<ReturnType<Build>>;
 
 export const pageOf = <T extends z.ZodType>(item: T) =>
   z.object({
@@ -38,34 +44,34 @@ export const pageOf = <T extends z.ZodType>(item: T) =>
     next_cursor: z.string().nullable().describe('Pass as cursor to get the next page; null on the last page.'),
   });
 
-export const ServiceState = z.enum([
+export const ServiceState = builtOnce(() => z.enum([
   'provisioning', 'stopped', 'starting', 'running', 'stopping', 'redeploying', 'restoring', 'failed', 'deleting',
-]);
+]));
 
-export const ServiceView = z.object({
-  id: ServiceId,
+export const ServiceView = builtOnce(() => z.object({
+  id: ServiceId(),
   name: z.string(),
-  server_id: ServerId,
-  parent_id: ServiceId.nullable().describe('For a copy, the ERP service it copies; null for an ERP service.'),
+  server_id: ServerId(),
+  parent_id: ServiceId().nullable().describe('For a copy, the ERP service it copies; null for an ERP service.'),
   is_copy: z.boolean(),
-  state: ServiceState,
+  state: ServiceState(),
   revision: z.number().int().describe('Deployed revision; redeploy increments it.'),
   url: z.string().nullable().describe('Where the running service answers; null when it has no address.'),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}));
 
-export const ServerView = z.object({
-  id: ServerId,
+export const ServerView = builtOnce(() => z.object({
+  id: ServerId(),
   name: z.string(),
   state: z.string(),
   capacity: z.number().int().describe('How many ERP services the server can host.'),
   created_at: z.string(),
-});
+}));
 
-export const BackupView = z.object({
-  id: BackupId,
-  service_id: ServiceId,
+export const BackupView = builtOnce(() => z.object({
+  id: BackupId(),
+  service_id: ServiceId(),
   state: z.enum(['pending', 'completed', 'failed']),
   kind: z.string().describe('manual, scheduled (by the backup schedule), or safety (taken automatically before a restore).'),
   size_bytes: z.number().int().nullable(),
@@ -73,21 +79,21 @@ export const BackupView = z.object({
   reason: z.string().nullable().describe('Why the backup failed, when it did.'),
   created_at: z.string(),
   completed_at: z.string().nullable(),
-});
+}));
 
-export const OperationView = z.object({
-  id: OperationId,
+export const OperationView = builtOnce(() => z.object({
+  id: OperationId(),
   kind: z.string(),
   state: z.enum(['queued', 'running', 'succeeded', 'failed', 'awaiting_approval'])
     .describe('awaiting_approval: asked by a token that needs approval for this action; it runs only once decision_id is approved.'),
   reason: z.string().nullable().describe('Why the operation failed, when it did.'),
-  service_id: ServiceId.nullable(),
-  server_id: ServerId.nullable(),
+  service_id: ServiceId().nullable(),
+  server_id: ServerId().nullable(),
   requested_channel: z.string().nullable(),
   created_at: z.string(),
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),
-  backup_id: BackupId.nullable()
+  backup_id: BackupId().nullable()
     .describe('For a backup, the backup it writes (pending until the operation ends); for a restore, the backup it restores.'),
   decision_id: z.string().nullable()
     .describe('For an operation that needed approval, the decision that asks for it (GET /api/decisions/{decision_id}).'),
@@ -97,22 +103,22 @@ export const OperationView = z.object({
   }).nullable()
     .describe('What a succeeded operation gives back to the token that requested it: for create_erp_service of an app with an ' +
       'admin login, initial_credentials. null otherwise, and for every other reader.'),
-});
+}));
 
 /** get_operation's view: the operation and what each of its steps did (src/engine/operation-steps.ts). */
-export const OperationDetailView = OperationView.extend({
+export const OperationDetailView = builtOnce(() => OperationView().extend({
   steps: z.array(z.object({
     step: z.string(), at: z.string(), duration_ms: z.number(), outcome: z.enum(['done', 'failed']), detail: z.string().nullable(),
   })).describe('What each step did and how long it took, oldest first; empty until it runs.'),
-});
+}));
 
-export const PermissionIdSchema = z.enum(PERMISSION_IDS as [string, ...string[]]);
+export const PermissionIdSchema = builtOnce(() => z.enum(PERMISSION_IDS as [string, ...string[]]));
 
-export const EmailId = idOf('eml', 'a caught email');
+export const EmailId = builtOnce(() => idOf('eml', 'a caught email'));
 
-export const EmailSummaryView = z.object({
-  id: EmailId,
-  copy_id: ServiceId,
+export const EmailSummaryView = builtOnce(() => z.object({
+  id: EmailId(),
+  copy_id: ServiceId(),
   message_id: z.string().nullable(),
   sender: z.string().nullable(),
   recipients: z.array(z.string()),
@@ -120,41 +126,41 @@ export const EmailSummaryView = z.object({
   size_bytes: z.number().int(),
   attachments: z.array(z.object({ filename: z.string().nullable(), content_type: z.string(), size_bytes: z.number().int() })),
   received_at: z.string(),
-});
+}));
 
-export const EmailView = EmailSummaryView.extend({
+export const EmailView = builtOnce(() => EmailSummaryView().extend({
   text_body: z.string().nullable(),
   html_body: z.string().nullable().describe('As sent; render it sandboxed, never inline.'),
-});
+}));
 
-export const DecisionView = z.object({
-  id: DecisionId,
+export const DecisionView = builtOnce(() => z.object({
+  id: DecisionId(),
   state: z.enum(['pending', 'answered', 'expired', 'cancelled']),
   question: z.string(),
   context: z.string().nullable(),
   options: z.array(z.string()).nullable().describe('The answers offered; null when the answer is free text.'),
   answer: z.string().nullable().describe('The answer, once answered.'),
-  service_id: ServiceId.nullable().describe('The ERP service the decision is about, if any.'),
-  operation_id: OperationId.nullable()
+  service_id: ServiceId().nullable().describe('The ERP service the decision is about, if any.'),
+  operation_id: OperationId().nullable()
     .describe('For an approval: the operation awaiting it ("approve" queues it, "deny" fails it).'),
   asked_by: z.object({ token_id: z.string(), channel: z.string() }),
   answered_by: z.object({ type: z.enum(['member', 'token']), id: z.string(), channel: z.string() }).nullable(),
   answered_at: z.string().nullable(),
   created_at: z.string(),
   expires_at: z.string(),
-});
+}));
 
-export const TokenId = idOf('tok', 'an API token');
+export const TokenId = builtOnce(() => idOf('tok', 'an API token'));
 
 /** An instant given by a client: ISO 8601 with its offset, or a date (that day's midnight, UTC). */
-export const Instant = z.string().max(40)
+export const Instant = builtOnce(() => z.string().max(40)
   .regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/, 'Must be a date (2026-01-31) or a time with its offset (2026-01-31T09:00:00Z).')
-  .refine((value) => { const ms = Date.parse(value); return ms >= 0 && ms < 4e12; }, 'Must be a real date.');
+  .refine((value) => { const ms = Date.parse(value); return ms >= 0 && ms < 4e12; }, 'Must be a real date.'));
 
-export const ActivityView = z.object({
+export const ActivityView = builtOnce(() => z.object({
   id: z.string(),
   at: z.string(),
-  token: z.object({ id: TokenId, name: z.string().nullable(), source: z.string().nullable() }).nullable()
+  token: z.object({ id: TokenId(), name: z.string().nullable(), source: z.string().nullable() }).nullable()
     .describe('The token that acted; null for a person in the panel or the operator.'),
   member: z.object({ id: z.string(), email: z.string().nullable() }).nullable().describe('The person who acted in the panel.'),
   channel: z.enum(['rest', 'mcp', 'panel', 'cli']).describe('rest includes the command line; cli is the operator on the server.'),
@@ -162,35 +168,35 @@ export const ActivityView = z.object({
   target: z.object({ type: z.string(), id: z.string() }).nullable(),
   outcome: z.enum(['allowed', 'denied', 'failed']),
   code: z.string().nullable().describe('The error code of a refusal or failure.'),
-});
+}));
 
 // keep_daily, keep_weekly, keep_monthly: how many scheduled backups of each are kept, as their names say.
 const KeepCount = (least: number) => z.number().int().min(least).max(1000);
 
 /** A backup schedule as set (PUT) and shown (GET); `time` is in the team's time zone. */
-export const BackupScheduleFields = {
+export const BackupScheduleFields = builtOnce(() => ({
   frequency: z.enum(['off', 'hourly', 'daily']).describe('hourly: at time\'s minutes past each hour.'),
   time: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'Must be a time of day, HH:MM (00:00 to 23:59).')
     .describe('HH:MM in the team\'s time zone.'),
   keep_daily: KeepCount(1),
   keep_weekly: KeepCount(0),
   keep_monthly: KeepCount(0),
-};
+}));
 
-export const BackupScheduleView = z.object({
-  service_id: ServiceId,
-  ...BackupScheduleFields,
+export const BackupScheduleView = builtOnce(() => z.object({
+  service_id: ServiceId(),
+  ...BackupScheduleFields(),
   next_run_at: z.string().nullable().describe('Next scheduled backup (UTC); null when off.'),
-});
+}));
 
-export const LogsInput = {
-  service_id: ServiceId,
+export const LogsInput = builtOnce(() => ({
+  service_id: ServiceId(),
   tail: z.coerce.number().int().min(1).max(5000).default(200),
   since: z.string().max(100).optional()
     .describe('An ISO 8601 time or a next_cursor: the lines after it.'),
-};
+}));
 
-export const LogPageView = z.object({
+export const LogPageView = builtOnce(() => z.object({
   lines: z.array(z.object({
     container: z.string().nullable().describe('Which container wrote it (Docker); null on a local server.'),
     at: z.string().nullable(),
@@ -198,10 +204,10 @@ export const LogPageView = z.object({
   })),
   next_cursor: z.string().describe('Pass as since to read the lines written after these.'),
   more: z.boolean().describe('More lines wait after these: read on now.'),
-});
+}));
 
-export const MetricsView = z.object({
-  state: ServiceState,
+export const MetricsView = builtOnce(() => z.object({
+  state: ServiceState(),
   running: z.boolean().describe('Whether the engine sees it run now.'),
   started_at: z.string().nullable(),
   uptime_seconds: z.number().nullable(),
@@ -211,15 +217,15 @@ export const MetricsView = z.object({
   memory_bytes: z.number().nullable(),
   memory_limit_bytes: z.number().nullable(),
   data_bytes: z.number().nullable().describe('Size of its data on disk.'),
-});
+}));
 
 /** A production service's outgoing mail relay as shown: never its password, only whether one is kept. */
-export const OutgoingMailView = z.object({
-  service_id: ServiceId,
+export const OutgoingMailView = builtOnce(() => z.object({
+  service_id: ServiceId(),
   relay: z.object({
     host: z.string(),
     port: z.number().int(),
     user: z.string().nullable(),
     password_set: z.boolean().describe('Whether a password is kept for the relay (sealed; it is never shown again).'),
   }).nullable().describe('null: the service sends no email.'),
-});
+}));

@@ -1,19 +1,18 @@
 // Row to view mappers, so every capability shows a resource the same way.
-import type { z } from 'zod';
 import { serviceUrl } from '../src/engine/service-url.js';
 import { openInitialCredentials } from '../src/engine/apps/initial-credentials.js';
 import type { SecretBox } from '../src/secrets/secret-box.js';
 import type { DecisionRow } from '../src/db/repositories/decisions.js';
 import type { ActivityRow } from '../src/db/repositories/activity.js';
-import type { ActivityView, BackupView, DecisionView, OperationDetailView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
+import type { ActivityView, BackupView, Infer, DecisionView, OperationDetailView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
 import { decisionStateAt } from '../src/decisions/decision-state.js';
 
 type ServiceRow = {
-  id: string; name: string; server_id: string; parent_id: string | null; state: z.infer<typeof ServiceView>['state'];
+  id: string; name: string; server_id: string; parent_id: string | null; state: Infer<typeof ServiceView>['state'];
   revision: number; port: number | null; published_host: string | null; created_at: string; updated_at: string;
 };
 
-export function serviceView(row: ServiceRow): z.infer<typeof ServiceView> {
+export function serviceView(row: ServiceRow): Infer<typeof ServiceView> {
   return {
     id: row.id, name: row.name, server_id: row.server_id, parent_id: row.parent_id, is_copy: row.parent_id !== null,
     state: row.state, revision: row.revision,
@@ -22,30 +21,30 @@ export function serviceView(row: ServiceRow): z.infer<typeof ServiceView> {
   };
 }
 
-export function serverView(row: z.infer<typeof ServerView>): z.infer<typeof ServerView> {
+export function serverView(row: Infer<typeof ServerView>): Infer<typeof ServerView> {
   return { id: row.id, name: row.name, state: row.state, capacity: row.capacity, created_at: row.created_at };
 }
 
-export function backupView(row: z.infer<typeof BackupView>): z.infer<typeof BackupView> {
+export function backupView(row: Infer<typeof BackupView>): Infer<typeof BackupView> {
   return {
     id: row.id, service_id: row.service_id, state: row.state, kind: row.kind, size_bytes: row.size_bytes,
     sha256: row.sha256, reason: row.reason, created_at: row.created_at, completed_at: row.completed_at,
   };
 }
 
-type OperationRow = Omit<z.infer<typeof OperationView>, 'backup_id' | 'decision_id' | 'result'> & {
+type OperationRow = Omit<Infer<typeof OperationView>, 'backup_id' | 'decision_id' | 'result'> & {
   parameters: string; decision_id?: string | null; result?: string | null; requested_by_token_id?: string | null;
 };
 
 /** An operation's steps as stored (src/engine/operation-steps.ts); none before it ran. */
-export function operationStepsOf(row: { steps?: string | null }): z.infer<typeof OperationDetailView>['steps'] {
-  return row.steps ? JSON.parse(row.steps) as z.infer<typeof OperationDetailView>['steps'] : [];
+export function operationStepsOf(row: { steps?: string | null }): Infer<typeof OperationDetailView>['steps'] {
+  return row.steps ? JSON.parse(row.steps) as Infer<typeof OperationDetailView>['steps'] : [];
 }
 
 /** Who reads an operation: its initial credentials are opened for the token that requested it, and for no one else. */
 export interface OperationViewer { tokenId: string; secrets?: SecretBox | undefined }
 
-export function operationView(row: OperationRow, viewer?: OperationViewer): z.infer<typeof OperationView> {
+export function operationView(row: OperationRow, viewer?: OperationViewer): Infer<typeof OperationView> {
   return {
     id: row.id, kind: row.kind, state: row.state, reason: row.reason, service_id: row.service_id,
     server_id: row.server_id, requested_channel: row.requested_channel, created_at: row.created_at,
@@ -62,7 +61,7 @@ export function operationView(row: OperationRow, viewer?: OperationViewer): z.in
  * sealed in the row (initial-credentials.ts) and opened only for the token that created the
  * service; every other reader (another token, a list over MCP without the key) sees null.
  */
-function shownResult(row: OperationRow, viewer: OperationViewer | undefined): z.infer<typeof OperationView>['result'] {
+function shownResult(row: OperationRow, viewer: OperationViewer | undefined): Infer<typeof OperationView>['result'] {
   if (row.state !== 'succeeded' || !row.result || !row.service_id || !viewer?.secrets) return null;
   if (!row.requested_by_token_id || row.requested_by_token_id !== viewer.tokenId) return null;
   const credentials = openInitialCredentials(JSON.parse(row.result) as object, row.service_id, viewer.secrets);
@@ -74,18 +73,18 @@ type EmailRow = {
   size_bytes: number; attachments: string; received_at: string; text_body?: string | null; html_body?: string | null;
 };
 
-export function emailSummaryView(row: EmailRow): z.infer<typeof EmailSummaryView> {
+export function emailSummaryView(row: EmailRow): Infer<typeof EmailSummaryView> {
   return {
     id: row.id, copy_id: row.copy_id, message_id: row.message_id, sender: row.sender, recipients: JSON.parse(row.recipients),
     subject: row.subject, size_bytes: row.size_bytes, attachments: JSON.parse(row.attachments), received_at: row.received_at,
   };
 }
 
-export function emailView(row: EmailRow): z.infer<typeof EmailView> {
+export function emailView(row: EmailRow): Infer<typeof EmailView> {
   return { ...emailSummaryView(row), text_body: row.text_body ?? null, html_body: row.html_body ?? null };
 }
 
-export function decisionView(row: DecisionRow): z.infer<typeof DecisionView> {
+export function decisionView(row: DecisionRow): Infer<typeof DecisionView> {
   return {
     id: row.id, state: decisionStateAt(row), question: row.question, context: row.context,
     options: row.options === null ? null : (JSON.parse(row.options) as string[]), answer: row.answer,
@@ -97,9 +96,9 @@ export function decisionView(row: DecisionRow): z.infer<typeof DecisionView> {
   };
 }
 
-const ACTIVITY_CHANNELS: Record<string, z.infer<typeof ActivityView>['channel']> = { api: 'rest', mcp: 'mcp', panel: 'panel', cli: 'cli' };
+const ACTIVITY_CHANNELS: Record<string, Infer<typeof ActivityView>['channel']> = { api: 'rest', mcp: 'mcp', panel: 'panel', cli: 'cli' };
 
-export function activityView(row: ActivityRow): z.infer<typeof ActivityView> {
+export function activityView(row: ActivityRow): Infer<typeof ActivityView> {
   return {
     id: row.id, at: row.at,
     token: row.actor_type === 'token' && row.actor_id ? { id: row.actor_id, name: row.token_name, source: row.token_source } : null,

@@ -1,6 +1,7 @@
 // The shape of one capability. Each file under tools/ calls defineCapability() once; the REST
 // adapter, the MCP adapter and the OpenAPI document are all projections of this one object.
 import type { SecretBox } from '../secrets/secret-box.js';
+import { builtOnce } from './built-once.js';
 import type { AuditLog } from './audit.js';
 import type { ServiceObserver } from './service-observer.js';
 import type { z } from 'zod';
@@ -100,7 +101,8 @@ export interface FileSource {
   sha256: string | null;
 }
 
-export interface CapabilityDefinition<Input extends z.ZodObject, Output extends z.ZodType> {
+/** Everything a capability declares but its schemas; CapabilityDefinition and CapabilitySpec differ only in how those are given. */
+interface CapabilityFields<Input extends z.ZodObject, Output extends z.ZodType> {
   name: string;
   title: string;
   description: string;
@@ -121,8 +123,6 @@ export interface CapabilityDefinition<Input extends z.ZodObject, Output extends 
    * in state awaiting_approval, for a decision someone else answers (src/decisions/approvals.ts).
    */
   approvable?: { queues: OperationKind };
-  input: Input;
-  output: Output;
   http: HttpBinding;
   hints: Hints;
   errors: readonly ErrorCode[];
@@ -134,6 +134,26 @@ export interface CapabilityDefinition<Input extends z.ZodObject, Output extends 
   download?(input: z.output<Input>, context: CapabilityContext): Promise<FileSource>;
 }
 
+/** A capability as the adapters, the OpenAPI document and invoke() read it. */
+export interface CapabilityDefinition<Input extends z.ZodObject, Output extends z.ZodType> extends CapabilityFields<Input, Output> {
+  /** Built on its first read, then the same object (see CapabilitySpec). */
+  readonly input: Input;
+  readonly output: Output;
+}
+
+/**
+ * What a file under tools/ gives defineCapability(): its schemas as functions that build them.
+ * `teaminfra mcp` starts for every conversation and answers tools/list from what the build
+ * computed (src/mcp/prebuilt-tools.ts), so building every capability's zod schemas when the
+ * catalog loads was time spent before its first answer for nothing (src/mcp/README.md, "Stdio
+ * start"); a schema is built when something first reads it (a call's validation, the OpenAPI
+ * document, the tool definitions), once.
+ */
+export interface CapabilitySpec<Input extends z.ZodObject, Output extends z.ZodType> extends CapabilityFields<Input, Output> {
+  input: () => Input;
+  output: () => Output;
+}
+
 export type Capability = CapabilityDefinition<z.ZodObject, z.ZodType>;
 
 /** Names and paths that belong to token management, which exists only in the panel. */
@@ -141,18 +161,29 @@ const TOKEN_MANAGEMENT = /token/i;
 
 export class CatalogError extends Error {}
 
+/**
+ * The rules that read only the declaration are checked here, when the catalog loads; the one that
+ * reads the input's fields, when the input is first built. Every schema of the catalog is built by
+ * the build itself (scripts/bundle-mcp.mjs computes the MCP tools), by `teaminfra serve` as it
+ * starts (the OpenAPI document) and by test/tools/catalog.test.ts, so a capability breaking it
+ * still never ships.
+ */
 export function defineCapability<Input extends z.ZodObject, Output extends z.ZodType>(
-  definition: CapabilityDefinition<Input, Output>,
+  spec: CapabilitySpec<Input, Output>,
 ): CapabilityDefinition<Input, Output> {
-  assertNotTokenManagement(definition);
-  assertPathParamsInInput(definition);
-  assertRequesterReadsOnlyOperations(definition);
-  assertApprovableQueuesAnOperation(definition);
+  assertNotTokenManagement(spec);
+  assertRequesterReadsOnlyOperations(spec);
+  assertApprovableQueuesAnOperation(spec);
+  const { input, output, ...fields } = spec;
+  const definition = Object.defineProperties(fields, {
+    input: { enumerable: true, get: builtOnce(() => assertPathParamsInInput(spec, input())) },
+    output: { enumerable: true, get: builtOnce(output) },
+  }) as CapabilityDefinition<Input, Output>;
   return Object.freeze(definition);
 }
 
 /** Only an action answered with an operation (202) can wait for approval: the operation is what waits. */
-function assertApprovableQueuesAnOperation(definition: CapabilityDefinition<z.ZodObject, z.ZodType>): void {
+function assertApprovableQueuesAnOperation(definition: CapabilityFields<z.ZodObject, z.ZodType>): void {
   if (!definition.approvable) return;
   if (definition.hints.readOnly || definition.http.status !== 202 || !('from' in definition.target)) {
     throw new CatalogError(`Capability ${definition.name}: only an action on one thing that queues an operation can need approval.`);
@@ -163,7 +194,7 @@ function assertApprovableQueuesAnOperation(definition: CapabilityDefinition<z.Zo
  * Only the operations' queries narrow to what a token requested (`Reach.requestedOnly`); any
  * other capability would ignore that narrowing and show everything the token's team reaches.
  */
-function assertRequesterReadsOnlyOperations(definition: CapabilityDefinition<z.ZodObject, z.ZodType>): void {
+function assertRequesterReadsOnlyOperations(definition: CapabilityFields<z.ZodObject, z.ZodType>): void {
   if (!definition.readableByRequester) return;
   if (!definition.hints.readOnly || !/^\/api\/operations(\/|$)/.test(definition.http.path)) {
     throw new CatalogError(`Capability ${definition.name}: only reading operations is open to the token that requested them.`);
@@ -174,7 +205,7 @@ function assertRequesterReadsOnlyOperations(definition: CapabilityDefinition<z.Z
  * The spec forbids managing tokens through the API or MCP. The one token-shaped capability
  * allowed is a read-only look at the caller itself; anything else is refused at load time.
  */
-function assertNotTokenManagement(definition: Capability | CapabilityDefinition<z.ZodObject, z.ZodType>): void {
+function assertNotTokenManagement(definition: CapabilityFields<z.ZodObject, z.ZodType>): void {
   const mentionsTokens = TOKEN_MANAGEMENT.test(definition.name) || TOKEN_MANAGEMENT.test(definition.http.path);
   if (!mentionsTokens) return;
   const selfInspection = definition.target.kind === 'caller' && definition.hints.readOnly && definition.http.method === 'GET';
@@ -185,17 +216,19 @@ function assertNotTokenManagement(definition: Capability | CapabilityDefinition<
   }
 }
 
-function assertPathParamsInInput(definition: CapabilityDefinition<z.ZodObject, z.ZodType>): void {
+/** Returns the input it checked. */
+function assertPathParamsInInput<Input extends z.ZodObject>(definition: CapabilityFields<z.ZodObject, z.ZodType>, input: Input): Input {
   for (const match of definition.http.path.matchAll(/\{([^}]+)\}/g)) {
     const param = match[1] as string;
-    if (!(param in definition.input.shape)) {
+    if (!(param in input.shape)) {
       throw new CatalogError(`Capability ${definition.name}: path parameter {${param}} is not a field of its input.`);
     }
   }
   const target = definition.target;
-  if ('from' in target && !(target.from in definition.input.shape)) {
+  if ('from' in target && !(target.from in input.shape)) {
     throw new CatalogError(`Capability ${definition.name}: target field ${target.from} is not a field of its input.`);
   }
+  return input;
 }
 
 // The one question the core asks about approval, through a hook it is given (CoreDeps.approvals):

@@ -25,7 +25,7 @@ import { idempotencyFingerprint, retriedOperation } from '../engine/requests/enq
 import { recordOperationState } from '../engine/state-changes.js';
 import { inWriteTransaction } from '../engine/write-transaction.js';
 import { operationView } from '../../tools/views.js';
-import type { OperationView } from '../../tools/schemas.js';
+import type { Infer, OperationView } from '../../tools/schemas.js';
 import { pendingDecision } from './asking.js';
 import { writeDecisionEvent, type ApprovalAction } from './decision-events.js';
 
@@ -53,7 +53,7 @@ export function needsApproval(principal: Principal, capability: Capability): boo
 export async function holdForApproval(
   deps: ApprovalDeps, capability: Capability, principal: Principal, channel: Channel,
   input: Record<string, unknown>, target: Record<string, unknown> | undefined, idempotencyKey: string | undefined,
-): Promise<z.infer<typeof OperationView>> {
+): Promise<Infer<typeof OperationView>> {
   const fingerprint = idempotencyFingerprint(idempotencyKey, capability.name, input);
   const row = await inWriteTransaction(deps.db.kysely, async (trx) => {
     const earlier = await retriedOperation(trx, principal.tokenId, idempotencyKey, fingerprint);

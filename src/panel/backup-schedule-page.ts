@@ -14,11 +14,12 @@ import { PanelRefusal, requireCsrf, requireRole, requireTeamSession, type TeamSe
 
 export const backupSchedulePath = (serviceId: string) => `/panel/services/${serviceId}/backup-schedule`;
 
+const SCHEDULE = BackupScheduleFields();
 const FORM = z.strictObject({
-  ...BackupScheduleFields,
-  keep_daily: z.coerce.number().pipe(BackupScheduleFields.keep_daily),
-  keep_weekly: z.coerce.number().pipe(BackupScheduleFields.keep_weekly),
-  keep_monthly: z.coerce.number().pipe(BackupScheduleFields.keep_monthly),
+  ...SCHEDULE,
+  keep_daily: z.coerce.number().pipe(SCHEDULE.keep_daily),
+  keep_weekly: z.coerce.number().pipe(SCHEDULE.keep_weekly),
+  keep_monthly: z.coerce.number().pipe(SCHEDULE.keep_monthly),
 });
 const FAILURES_SHOWN = 5;
 

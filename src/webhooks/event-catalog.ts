@@ -39,7 +39,7 @@ const EmailData = z.object({
 });
 
 const DecisionData = z.object({
-  decision: DecisionView.describe('The decision as GET /api/decisions/{decision_id} shows it; answer it with POST /api/decisions/{decision_id}/answer.'),
+  decision: DecisionView().describe('The decision as GET /api/decisions/{decision_id} shows it; answer it with POST /api/decisions/{decision_id}/answer.'),
   asked_by: z.object({ token_id: z.string(), token_name: z.string().nullable(), channel: z.string() }),
   action: z.object({
     capability: z.string(), title: z.string(), operation_id: z.string(), service_id: z.string().nullable(),

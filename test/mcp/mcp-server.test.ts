@@ -16,7 +16,7 @@ const SECRET_CAUSE = 'SQLITE_ERROR: no such table: secret_ledger (at /srv/teamin
 
 const exploding = defineCapability({
   name: 'explode_for_test', title: 'Fails inside', description: 'A capability whose handler throws.',
-  permission: 'services:read', target: { kind: 'team' }, input: z.strictObject({}), output: z.object({ ok: z.boolean() }),
+  permission: 'services:read', target: { kind: 'team' }, input: () => z.strictObject({}), output: () => z.object({ ok: z.boolean() }),
   http: { method: 'GET', path: '/api/explode', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false }, errors: [],
   run: async () => { throw new Error(SECRET_CAUSE); },

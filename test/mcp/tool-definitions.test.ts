@@ -101,7 +101,7 @@ describe('buildToolCatalog', () => {
   it('refuses at load a capability whose output is not a JSON object, which MCP cannot carry', () => {
     const listOfNames = defineCapability({
       name: 'list_names', title: 'x', description: 'x', permission: 'services:read', target: { kind: 'team' },
-      input: z.strictObject({}), output: z.array(z.string()), http: { method: 'GET', path: '/api/names', status: 200 },
+      input: () => z.strictObject({}), output: () => z.array(z.string()), http: { method: 'GET', path: '/api/names', status: 200 },
       hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false }, errors: [], run: async () => [],
     }) as unknown as Capability;
     expect(() => buildToolCatalog([listOfNames])).toThrow(CatalogError);

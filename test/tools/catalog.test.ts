@@ -6,7 +6,7 @@ import { PERMISSION_IDS } from '../../src/auth/permissions.js';
 import { catalog } from '../../tools/index.js';
 
 const minimal = {
-  title: 'x', description: 'x', target: { kind: 'team' } as const, input: z.strictObject({}), output: z.object({}),
+  title: 'x', description: 'x', target: { kind: 'team' } as const, input: () => z.strictObject({}), output: () => z.object({}),
   hints: { readOnly: false, destructive: false, idempotent: false, openWorld: false }, errors: [] as const,
   run: async () => ({}),
 };
@@ -71,10 +71,39 @@ describe('capability catalog', () => {
     }
   });
 
-  it('refuses a path parameter missing from the input', () => {
-    expect(() => defineCapability({
+  it('refuses a path parameter missing from the input, when the input is built', () => {
+    const getThing = defineCapability({
       ...minimal, name: 'get_thing', permission: 'services:read', http: { method: 'GET', path: '/api/things/{thing_id}', status: 200 },
-    })).toThrow(/path parameter \{thing_id\}/);
+    });
+    expect(() => getThing.input).toThrow(/path parameter \{thing_id\}/);
+  });
+
+  it('refuses a target field missing from the input, when the input is built', () => {
+    const getThing = defineCapability({
+      ...minimal, name: 'get_thing', permission: 'services:read', target: { kind: 'service', from: 'service_id' },
+      http: { method: 'GET', path: '/api/things', status: 200 },
+    });
+    expect(() => getThing.input).toThrow(/target field service_id/);
+  });
+
+  it('builds each schema on its first read, once, and gives the same object after', () => {
+    let builds = 0;
+    const input = z.strictObject({ service_id: z.string() });
+    const getThing = defineCapability({
+      ...minimal, name: 'get_thing', permission: 'services:read', target: { kind: 'service', from: 'service_id' },
+      http: { method: 'GET', path: '/api/things/{service_id}', status: 200 }, input: () => { builds++; return input; },
+    });
+    expect(builds).toBe(0);
+    expect(getThing.input).toBe(input);
+    expect(getThing.input).toBe(input);
+    expect(builds).toBe(1);
+  });
+
+  it('gives every capability of the catalog the same schema objects at each read', () => {
+    for (const capability of catalog) {
+      expect(capability.input, capability.name).toBe(capability.input);
+      expect(capability.output, capability.name).toBe(capability.output);
+    }
   });
 
   it('refuses at load time a capability open to its requester when it does not read operations', () => {

@@ -12,16 +12,16 @@ export default defineCapability({
   permission: 'activity:read',
   // A service given must be one the token reaches (404 otherwise), as for its other lists.
   target: { kind: 'service', from: 'service_id', optional: true },
-  input: z.strictObject({
-    token_id: TokenId.optional(),
-    service_id: ServiceId.optional(),
+  input: () => z.strictObject({
+    token_id: TokenId().optional(),
+    service_id: ServiceId().optional(),
     action: z.string().regex(ACTION_NAME, 'Must be an action name, e.g. start_erp_service.').optional(),
     outcome: z.enum(['allowed', 'denied', 'failed']).optional(),
-    since: Instant.optional().describe('From this date or ISO 8601 time.'),
-    until: Instant.optional().describe('Before this date or ISO 8601 time.'),
-    ...PageInput,
+    since: Instant().optional().describe('From this date or ISO 8601 time.'),
+    until: Instant().optional().describe('Before this date or ISO 8601 time.'),
+    ...PageInput(),
   }),
-  output: pageOf(ActivityView),
+  output: () => pageOf(ActivityView()),
   http: { method: 'GET', path: '/api/activity', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed', 'not_found'],

@@ -10,7 +10,7 @@ export default defineCapability({
   description: 'Backs up a service or copy while it runs; the operation gives the backup_id.',
   permission: 'backups:create',
   target: { kind: 'service', from: 'service_id' },
-  input: z.strictObject({ service_id: ServiceId }),
+  input: () => z.strictObject({ service_id: ServiceId() }),
   output: OperationView,
   http: { method: 'POST', path: '/api/service-erp/{service_id}/backups', status: 202 },
   hints: { readOnly: false, destructive: false, idempotent: false, openWorld: false },

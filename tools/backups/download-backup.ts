@@ -39,7 +39,7 @@ export default defineCapability({
   description: 'The backup file (zstd, or gzip if old); over MCP a single-use link valid 5 minutes. Check its sha256.',
   permission: 'backups:download',
   target: { kind: 'backup', from: 'backup_id' },
-  input: z.strictObject({ backup_id: BackupId }),
+  input: () => z.strictObject({ backup_id: BackupId() }),
   output: DownloadView,
   http: { method: 'GET', path: '/api/backups/{backup_id}/download', status: 200, produces: [BACKUP_MEDIA_TYPES.zstd, BACKUP_MEDIA_TYPES.gzip] },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },

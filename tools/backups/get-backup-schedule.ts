@@ -9,7 +9,7 @@ export default defineCapability({
   description: 'When a service backs itself up, and how many of those backups it keeps.',
   permission: 'backups:read',
   target: { kind: 'service', from: 'service_id' },
-  input: z.strictObject({ service_id: ServiceId }),
+  input: () => z.strictObject({ service_id: ServiceId() }),
   output: BackupScheduleView,
   http: { method: 'GET', path: '/api/service-erp/{service_id}/backup-schedule', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },

@@ -9,7 +9,7 @@ export default defineCapability({
   description: 'A backup: its service, state, size and SHA-256.',
   permission: 'backups:read',
   target: { kind: 'backup', from: 'backup_id' },
-  input: z.strictObject({ backup_id: BackupId }),
+  input: () => z.strictObject({ backup_id: BackupId() }),
   output: BackupView,
   http: { method: 'GET', path: '/api/backups/{backup_id}', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },

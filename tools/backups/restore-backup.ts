@@ -11,9 +11,9 @@ export default defineCapability({
   permission: 'backups:restore',
   approvable: { queues: 'restore' },
   target: { kind: 'backup', from: 'backup_id' },
-  input: z.strictObject({
-    backup_id: BackupId,
-    target_service_id: ServiceId.optional()
+  input: () => z.strictObject({
+    backup_id: BackupId(),
+    target_service_id: ServiceId().optional()
       .describe('A copy to restore into instead of the backed-up service.'),
   }),
   output: OperationView,

@@ -9,7 +9,7 @@ export default defineCapability({
   description: 'Sets when a service backs itself up and how many of those backups it keeps (manual and safety ones are never pruned).',
   permission: 'backups:create',
   target: { kind: 'service', from: 'service_id' },
-  input: z.strictObject({ service_id: ServiceId, ...BackupScheduleFields }),
+  input: () => z.strictObject({ service_id: ServiceId(), ...BackupScheduleFields() }),
   output: BackupScheduleView,
   http: { method: 'PUT', path: '/api/service-erp/{service_id}/backup-schedule', status: 200 },
   hints: { readOnly: false, destructive: false, idempotent: true, openWorld: false },

@@ -11,8 +11,8 @@ export default defineCapability({
   description: 'Answers a pending decision another token asked; for an approval, "approve" runs the waiting action, "deny" fails it.',
   permission: 'decisions:answer',
   target: { kind: 'decision', from: 'decision_id' },
-  input: z.strictObject({
-    decision_id: DecisionId,
+  input: () => z.strictObject({
+    decision_id: DecisionId(),
     answer: z.string().max(MAX_FREE_TEXT_ANSWER).describe('One of its options, or free text if none.'),
   }),
   output: DecisionView,

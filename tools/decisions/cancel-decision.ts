@@ -11,7 +11,7 @@ export default defineCapability({
   description: "Withdraws a pending decision this token asked; an approval's action then fails.",
   permission: 'decisions:request',
   target: { kind: 'decision', from: 'decision_id' },
-  input: z.strictObject({ decision_id: DecisionId }),
+  input: () => z.strictObject({ decision_id: DecisionId() }),
   output: DecisionView,
   http: { method: 'POST', path: '/api/decisions/{decision_id}/cancel', status: 200 },
   hints: { readOnly: false, destructive: false, idempotent: false, openWorld: false },

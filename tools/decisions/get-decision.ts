@@ -10,7 +10,7 @@ export default defineCapability({
   description: 'A decision: question, options, state, answer and who gave it.',
   permission: 'decisions:read',
   target: { kind: 'decision', from: 'decision_id' },
-  input: z.strictObject({ decision_id: DecisionId }),
+  input: () => z.strictObject({ decision_id: DecisionId() }),
   output: DecisionView,
   http: { method: 'GET', path: '/api/decisions/{decision_id}', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },

@@ -11,11 +11,11 @@ export default defineCapability({
   description: 'Lists the decisions this token reaches; state filters them (e.g. pending).',
   permission: 'decisions:read',
   target: { kind: 'team' },
-  input: z.strictObject({
+  input: () => z.strictObject({
     state: z.enum(['pending', 'answered', 'expired', 'cancelled']).optional(),
-    ...PageInput,
+    ...PageInput(),
   }),
-  output: pageOf(DecisionView),
+  output: () => pageOf(DecisionView()),
   http: { method: 'GET', path: '/api/decisions', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed'],

@@ -14,13 +14,13 @@ export default defineCapability({
     'Asks the team a question (free text or 2-10 options), answered in the panel or with answer_decision. Over MCP it waits for the answer.',
   permission: 'decisions:request',
   target: { kind: 'service', from: 'service_id', optional: true },
-  input: z.strictObject({
+  input: () => z.strictObject({
     question: MultilineText(1000),
-    options: z.array(Option).min(2).max(10).optional()
+    options: z.array(Option()).min(2).max(10).optional()
       .refine((options) => options === undefined || new Set(options).size === options.length, 'Options must differ from each other.')
       .describe('Absent: free text.'),
     context: MultilineText(4000).optional().describe('For the person answering.'),
-    service_id: ServiceId.optional().describe('Only those who reach this ERP service see it.'),
+    service_id: ServiceId().optional().describe('Only those who reach this ERP service see it.'),
     expires_in_minutes: z.number().int().min(1).max(MAX_DECISION_MINUTES).optional()
       .describe(`Default ${DEFAULT_DECISION_MINUTES}.`),
   }),

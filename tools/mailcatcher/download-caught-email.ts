@@ -19,7 +19,7 @@ export default defineCapability({
   description: 'The caught email as sent (.eml); over MCP a single-use link valid 5 minutes.',
   permission: 'mailcatcher:read',
   target: { kind: 'email', from: 'email_id' },
-  input: z.strictObject({ email_id: EmailId }),
+  input: () => z.strictObject({ email_id: EmailId() }),
   output: DownloadView,
   http: { method: 'GET', path: '/api/emails/{email_id}/raw', status: 200, produces: 'message/rfc822' },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },

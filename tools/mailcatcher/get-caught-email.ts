@@ -9,7 +9,7 @@ export default defineCapability({
   description: 'One email a copy sent: headers, bodies, attachments.',
   permission: 'mailcatcher:read',
   target: { kind: 'email', from: 'email_id' },
-  input: z.strictObject({ email_id: EmailId }),
+  input: () => z.strictObject({ email_id: EmailId() }),
   output: EmailView,
   http: { method: 'GET', path: '/api/emails/{email_id}', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },

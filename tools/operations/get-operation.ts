@@ -10,7 +10,7 @@ export default defineCapability({
   permission: 'services:read',
   readableByRequester: true,
   target: { kind: 'operation', from: 'operation_id' },
-  input: z.strictObject({ operation_id: OperationId }),
+  input: () => z.strictObject({ operation_id: OperationId() }),
   output: OperationDetailView,
   http: { method: 'GET', path: '/api/operations/{operation_id}', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },

@@ -11,8 +11,8 @@ export default defineCapability({
   permission: 'servers:write',
   target: { kind: 'team' },
   creates: 'server',
-  input: z.strictObject({
-    name: DisplayName,
+  input: () => z.strictObject({
+    name: DisplayName(),
     capacity: z.number().int().min(1).max(200).default(20).describe('ERP services it can host.'),
   }),
   output: OperationView,

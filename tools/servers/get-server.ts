@@ -9,7 +9,7 @@ export default defineCapability({
   description: 'A server: its state and capacity.',
   permission: 'servers:read',
   target: { kind: 'server', from: 'server_id' },
-  input: z.strictObject({ server_id: ServerId }),
+  input: () => z.strictObject({ server_id: ServerId() }),
   output: ServerView,
   http: { method: 'GET', path: '/api/servers/{server_id}', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },

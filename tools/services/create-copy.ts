@@ -10,9 +10,9 @@ export default defineCapability({
   description: 'Creates a stopped staging copy of a service and its data, whose mail is caught; the operation gives its service_id.',
   permission: 'services:write',
   target: { kind: 'service', from: 'service_id' },
-  input: z.strictObject({
-    service_id: ServiceId,
-    name: DisplayName.optional().describe('Default: the service\'s name with "(copy)".'),
+  input: () => z.strictObject({
+    service_id: ServiceId(),
+    name: DisplayName().optional().describe('Default: the service\'s name with "(copy)".'),
   }),
   output: OperationView,
   http: { method: 'POST', path: '/api/service-erp/{service_id}/copies', status: 202 },

@@ -12,9 +12,9 @@ export default defineCapability({
   permission: 'services:write',
   target: { kind: 'server', from: 'server_id' },
   creates: 'service',
-  input: z.strictObject({
-    server_id: ServerId,
-    name: DisplayName,
+  input: () => z.strictObject({
+    server_id: ServerId(),
+    name: DisplayName(),
     app: z.string().trim().min(1).max(64).optional()
       .describe('demo (default), tryton or one the operator added; other than demo needs a Docker server.'),
   }),

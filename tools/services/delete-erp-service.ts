@@ -11,7 +11,7 @@ export default defineCapability({
   permission: 'services:write',
   approvable: { queues: 'delete' },
   target: { kind: 'service', from: 'service_id' },
-  input: z.strictObject({ service_id: ServiceId }),
+  input: () => z.strictObject({ service_id: ServiceId() }),
   output: OperationView,
   http: { method: 'DELETE', path: '/api/service-erp/{service_id}', status: 202 },
   hints: { readOnly: false, destructive: true, idempotent: true, openWorld: false },

@@ -11,7 +11,7 @@ export default defineCapability({
   description: "A service's latest output lines, or those after since; may hold personal data.",
   permission: 'services:logs',
   target: { kind: 'service', from: 'service_id' },
-  input: z.strictObject(LogsInput),
+  input: () => z.strictObject(LogsInput()),
   output: LogPageView,
   http: { method: 'GET', path: '/api/service-erp/{service_id}/logs', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },

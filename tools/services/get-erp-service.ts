@@ -9,7 +9,7 @@ export default defineCapability({
   description: 'An ERP service or copy: state, address, revision, server.',
   permission: 'services:read',
   target: { kind: 'service', from: 'service_id' },
-  input: z.strictObject({ service_id: ServiceId }),
+  input: () => z.strictObject({ service_id: ServiceId() }),
   output: ServiceView,
   http: { method: 'GET', path: '/api/service-erp/{service_id}', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },

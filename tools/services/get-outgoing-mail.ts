@@ -9,7 +9,7 @@ export default defineCapability({
   description: 'The SMTP relay a service sends mail through (null: none), without its password.',
   permission: 'services:read',
   target: { kind: 'service', from: 'service_id' },
-  input: z.strictObject({ service_id: ServiceId }),
+  input: () => z.strictObject({ service_id: ServiceId() }),
   output: OutgoingMailView,
   http: { method: 'GET', path: '/api/service-erp/{service_id}/outgoing-mail', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },

@@ -11,7 +11,7 @@ export default defineCapability({
   permission: 'services:operate',
   approvable: { queues: 'redeploy' },
   target: { kind: 'service', from: 'service_id' },
-  input: z.strictObject({ service_id: ServiceId }),
+  input: () => z.strictObject({ service_id: ServiceId() }),
   output: OperationView,
   http: { method: 'POST', path: '/api/service-erp/{service_id}/redeploy', status: 202 },
   hints: { readOnly: false, destructive: false, idempotent: false, openWorld: false },

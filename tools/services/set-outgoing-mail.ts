@@ -11,8 +11,8 @@ export default defineCapability({
     "Sets a service's SMTP relay from its next start (null: none). Refused on a copy, and for a private host unless the operator allows it.",
   permission: 'services:write',
   target: { kind: 'service', from: 'service_id' },
-  input: z.strictObject({
-    service_id: ServiceId,
+  input: () => z.strictObject({
+    service_id: ServiceId(),
     relay: z.strictObject({
       host: z.string().min(1).max(253),
       port: z.number().int().min(1).max(65_535).describe('587 (STARTTLS), 465 (TLS) or 25'),

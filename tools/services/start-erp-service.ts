@@ -10,7 +10,7 @@ export default defineCapability({
   description: 'Starts a service or copy; once it succeeds, its url answers.',
   permission: 'services:operate',
   target: { kind: 'service', from: 'service_id' },
-  input: z.strictObject({ service_id: ServiceId }),
+  input: () => z.strictObject({ service_id: ServiceId() }),
   output: OperationView,
   http: { method: 'POST', path: '/api/service-erp/{service_id}/start', status: 202 },
   hints: { readOnly: false, destructive: false, idempotent: true, openWorld: false },

@@ -10,15 +10,15 @@ export default defineCapability({
   description: "This token's team, channels, permissions, expiry, and the services and servers it is limited to (null: all).",
   permission: null,
   target: { kind: 'caller' },
-  input: z.strictObject({}),
-  output: z.object({
+  input: () => z.strictObject({}),
+  output: () => z.object({
     id: z.string(),
     name: z.string(),
     source: z.enum(['panel', 'cli', 'assistant', 'legacy']),
     team: z.object({ id: z.string(), name: z.string(), plan: z.string() }),
     accepted_by: z.enum(['api', 'mcp', 'both']),
     full_access: z.boolean(),
-    permissions: z.array(PermissionIdSchema).describe('Held permissions, implications included; empty with full access.'),
+    permissions: z.array(PermissionIdSchema()).describe('Held permissions, implications included; empty with full access.'),
     services: z.array(z.string()).nullable().describe('The ERP services it is limited to (and their copies); null: all.'),
     servers: z.array(z.string()).nullable().describe('The servers it is limited to; null: all.'),
     expires_on: z.string().nullable().describe('Works until the end of this day in the team time zone; null: never expires.'),
