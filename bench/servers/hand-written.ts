@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { DATABASE_FILE } from '../../src/db/connect.js';
 import { listenUntilStopped } from '../support/child-server.js';
+import { listStatements, type ListRow } from './list-statements.js';
 
 const dataDir = process.argv[2];
 if (!dataDir) throw new Error('usage: hand-written.js <dataDir>');
@@ -21,23 +22,9 @@ const db = new SQLite(join(dataDir, DATABASE_FILE));
 db.pragma('journal_mode = WAL');
 
 const findToken = db.prepare('SELECT id, team_id, restrict_services FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL');
-const COLUMNS = 's.id, s.name, s.server_id, s.parent_id, s.state, s.revision, s.port, s.published_host, s.created_at, s.updated_at';
-// CROSS JOIN: SQLite keeps this table order (the token's list first).
-const listListed = db.prepare(`
-  SELECT ${COLUMNS} FROM api_token_services l CROSS JOIN erp_services s
-  WHERE l.token_id = ? AND s.id = l.service_id AND s.team_id = ? AND s.deleted_at IS NULL AND s.parent_id IS NULL
-  ORDER BY l.service_id LIMIT ?`).raw(true);
-const listTeam = db.prepare(`
-  SELECT ${COLUMNS} FROM erp_services s
-  WHERE s.team_id = ? AND s.deleted_at IS NULL AND s.parent_id IS NULL
-  ORDER BY s.id LIMIT ?`).raw(true);
+const list = listStatements(db);
 
 interface Token { id: string; team_id: string; restrict_services: number }
-/** A raw row, in COLUMNS' order. */
-type Row = [
-  id: string, name: string, server_id: string, parent_id: string | null, state: string,
-  revision: number, port: number | null, published_host: string | null, created_at: string, updated_at: string,
-];
 
 function urlOf(state: string, port: number | null, publishedHost: string | null): string | null {
   if (port === null || state !== 'running') return null;
@@ -58,8 +45,8 @@ const server = createServer((request, response) => {
   const query = request.url?.split('?')[1];
   const limit = Math.min(100, Number(new URLSearchParams(query).get('limit') ?? 50) || 50);
   const rows = (token.restrict_services === 1
-    ? listListed.all(token.id, token.team_id, limit + 1)
-    : listTeam.all(token.team_id, limit + 1)) as Row[];
+    ? list.listed.all(token.id, token.team_id, limit + 1)
+    : list.team.all(token.team_id, limit + 1)) as ListRow[];
   const page = rows.length > limit ? rows.slice(0, limit) : rows;
   const body = JSON.stringify({
     data: page.map(([id, name, serverId, parentId, state, revision, port, publishedHost, createdAt, updatedAt]) => ({

@@ -1,14 +1,13 @@
 // Baseline (d)'s two reads, for servers/sdk-floor.ts and for profile-mcp-steps.ts (which times
 // each step of ours beside (d)'s in one process): the token by its SHA-256 with the checks (d)
-// makes, and the page of services as the answer's objects, built once from raw rows.
+// makes, and the page of services (the rows (c) reads) as the answer's objects, built once from raw rows.
 // Written against schema.sql, not against our src/db.
 import { createHash } from 'node:crypto';
 import type SQLite from 'better-sqlite3';
+import { listStatements, type ListRow } from './list-statements.js';
 
 export interface FloorToken { id: string; team_id: string; expires_on: string | null; accepted_by: string; restrict_services: number; revoked_at: string | null; plan: string }
 const PLANS_WITH_API = new Set(['starter', 'business', 'enterprise']);
-type Row = [string, string, string, string | null, string, number, number | null, string | null, string, string];
-const COLUMNS = 's.id, s.name, s.server_id, s.parent_id, s.state, s.revision, s.port, s.published_host, s.created_at, s.updated_at';
 
 function urlOf(state: string, port: number | null, publishedHost: string | null): string | null {
   if (port === null || state !== 'running') return null;
@@ -20,14 +19,7 @@ export function floorReads(db: SQLite.Database) {
   const findToken = db.prepare(`
     SELECT t.id, t.team_id, t.expires_on, t.accepted_by, t.restrict_services, t.revoked_at, team.plan
     FROM api_tokens t JOIN teams team ON team.id = t.team_id WHERE t.token_hash = ?`);
-  const listListed = db.prepare(`
-    SELECT ${COLUMNS} FROM api_token_services l CROSS JOIN erp_services s
-    WHERE l.token_id = ? AND s.id = l.service_id AND s.team_id = ? AND s.deleted_at IS NULL AND s.parent_id IS NULL
-    ORDER BY l.service_id LIMIT ?`).raw(true);
-  const listTeam = db.prepare(`
-    SELECT ${COLUMNS} FROM erp_services s
-    WHERE s.team_id = ? AND s.deleted_at IS NULL AND s.parent_id IS NULL
-    ORDER BY s.id LIMIT ?`).raw(true);
+  const list = listStatements(db);
 
   /** The token's row, when it may use MCP now (the expiry read as a UTC day: the bench token expires next year). */
   function tokenOf(authorization: string | undefined): FloorToken | undefined {
@@ -39,7 +31,7 @@ export function floorReads(db: SQLite.Database) {
   }
 
   function listServices(token: FloorToken, limit: number) {
-    const rows = (token.restrict_services === 1 ? listListed.all(token.id, token.team_id, limit + 1) : listTeam.all(token.team_id, limit + 1)) as Row[];
+    const rows = (token.restrict_services === 1 ? list.listed.all(token.id, token.team_id, limit + 1) : list.team.all(token.team_id, limit + 1)) as ListRow[];
     const page = rows.length > limit ? rows.slice(0, limit) : rows;
     return {
       data: page.map(([id, name, serverId, parentId, state, revision, port, publishedHost, createdAt, updatedAt]) => ({
