@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Options } from 'autocannon';
+import { mcpBundleIsCurrent } from '../src/cli/mcp-module.js';
 import { buildToolCatalog } from '../src/mcp/tool-definitions.js';
 import { catalog } from '../tools/index.js';
 import { startChildServer, type ChildServer } from './support/child-server.js';
@@ -178,6 +179,9 @@ const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toF
 
 export default async function mcpBench() {
   const config = settings();
+  // After a bare tsc, `teaminfra mcp` runs the compiled modules, not the bundle (mcp-module.ts):
+  // measured so, the stdio start would be the slower command, not the one `npm run build` ships.
+  if (!mcpBundleIsCurrent()) throw new Error('dist/mcp/teaminfra-mcp.js is older than the compiled code: run `npm run bench` (or `node scripts/bundle-mcp.mjs`) so that the stdio start measures the bundle.');
   const dataDir = mkdtempSync(join(tmpdir(), 'teaminfra-bench-mcp-'));
   try {
     const fixture = await seedListServices(dataDir);
