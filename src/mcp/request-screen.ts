@@ -4,8 +4,10 @@
 // sentence naming each wrong field, and never reaches a handler. On 2026-07-28 initialize does
 // not exist: the SDK answers it as a removed method (404, -32601), so it is not screened there.
 import type { ProtocolEra } from './protocol-era.js';
+import { isPlainObject } from './rpc-errors.js';
 import {
-  isJSONRPCRequest, ProtocolErrorCode, type JSONRPCErrorResponse, type JSONRPCRequest, type Transport,
+  CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, isJSONRPCRequest, PROTOCOL_VERSION_META_KEY, ProtocolErrorCode,
+  type JSONRPCErrorResponse, type JSONRPCRequest, type Transport,
 } from '@modelcontextprotocol/server';
 // The spec's schemas by name, not through the SDK's registry of every spec type (`specTypeSchemas`):
 // the same objects, and `teaminfra mcp`'s bundle then builds only the schemas it uses
@@ -93,11 +95,7 @@ function plainInitialize(params: Record<string, unknown>): boolean {
     typeof clientInfo.name === 'string' && typeof clientInfo.version === 'string';
 }
 
-const ENVELOPE = new Set(['io.modelcontextprotocol/protocolVersion', 'io.modelcontextprotocol/clientInfo', 'io.modelcontextprotocol/clientCapabilities']);
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+const ENVELOPE = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY]);
 
 function describe(issue: Issue, request: JSONRPCRequest): string {
   const field = issue.path.map(String).join('.') || 'the request';
