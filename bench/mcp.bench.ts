@@ -22,17 +22,12 @@ import { mcpBundleIsCurrent } from '../src/cli/mcp-module.js';
 import { buildToolCatalog } from '../src/mcp/tool-definitions.js';
 import { catalog } from '../tools/index.js';
 import { startChildServer, type ChildServer } from './support/child-server.js';
+import { mcpListRequest } from './support/mcp-list-request.js';
 import { pool, type LoadFigures, type Sample } from './support/load.js';
 import { seedListServices } from './support/seed.js';
 import { envNumber, loadSettings } from './support/settings.js';
 
 const REST_PATH = '/api/service-erp?limit=50';
-const MCP_CALL = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_erp_services', arguments: { limit: 50 } } };
-const MODERN_CALL = { ...MCP_CALL, params: { ...MCP_CALL.params, _meta: {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
-  'io.modelcontextprotocol/clientCapabilities': {},
-} } };
 const FLOOR_TARGET = 0.95;
 const MODERN_OVER_LEGACY_TARGET = 0.9;
 const STDIO_OVER_BARE_TARGET = 2.5;
@@ -83,13 +78,8 @@ async function measureHttp(dataDir: string, token: string, config: ReturnType<ty
   const floor = await startChildServer('sdk-floor.js', [dataDir]);
   try {
     const authorization = `Bearer ${token}`;
-    const legacyRequest = (url: string) => ({ url: url + '/mcp', method: 'POST' as const, body: JSON.stringify(MCP_CALL), headers: {
-      authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18',
-    } });
-    const modernRequest = (url: string) => ({ url: url + '/mcp', method: 'POST' as const, body: JSON.stringify(MODERN_CALL), headers: {
-      authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call', 'mcp-name': 'list_erp_services',
-    } });
+    const legacyRequest = (url: string) => mcpListRequest(url, token, 'legacy');
+    const modernRequest = (url: string) => mcpListRequest(url, token, 'modern');
     const sides: Side[] = [
       { key: 'rest', label: 'REST GET /api/service-erp', samples: [], server,
         request: { url: server.url + REST_PATH, method: 'GET', headers: { authorization, accept: 'application/json' } } },

@@ -27,11 +27,11 @@ import { buildToolCatalog } from '../src/mcp/tool-definitions.js';
 import { successResult } from '../src/mcp/tool-results.js';
 import { catalog } from '../tools/index.js';
 import { floorReads } from './servers/sdk-floor-reads.js';
+import { LIST_SERVICES_CALL, mcpListRequest } from './support/mcp-list-request.js';
 import { seedListServices } from './support/seed.js';
 
 const CALLS = 10_000;
 const ROUNDS = 7;
-const CALL = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_erp_services', arguments: { limit: 50 } } } as const;
 
 /** Microseconds per call of each side, the median of ROUNDS loops of CALLS, the sides alternating (load moves both alike). */
 async function microsPerCall(sides: readonly (() => unknown)[]): Promise<number[]> {
@@ -58,20 +58,19 @@ try {
   const capability = catalog.find((entry) => entry.name === 'list_erp_services')!;
   const limiter = new RateLimiter({ limit: 1_000_000_000, windowSeconds: 60 });
   const hosts = hostPolicyOf([]);
-  const headers = {
-    host: '127.0.0.1:8080', authorization: `Bearer ${fixture.token}`, 'content-type': 'application/json',
-    accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18',
-  };
-  const body = JSON.stringify(CALL);
+  const host = '127.0.0.1:8080';
+  const request = mcpListRequest(`http://${host}`, fixture.token, 'legacy');
+  const headers: Record<string, string> = { ...request.headers, host };
+  const body = request.body;
   const principal = await admit(app, { bearer: fixture.token, channel: 'mcp' }, 'tools/call');
-  const floorToken = floor.tokenOf(headers.authorization)!;
+  const floorToken = floor.tokenOf(request.headers.authorization)!;
   const credentials = { bearer: fixture.token, channel: 'mcp' as const, admitted: principal };
 
   const steps: { step: string; ours: () => unknown; floor?: () => unknown }[] = [
     {
       step: 'token: admit() / (d) hash, row and checks',
       ours: () => admit(app, { bearer: fixture.token, channel: 'mcp' }, 'tools/call'),
-      floor: () => floor.tokenOf(headers.authorization),
+      floor: () => floor.tokenOf(request.headers.authorization),
     },
     {
       step: 'list: invoke() and its result / (d) rows and result',
@@ -86,7 +85,7 @@ try {
       ours: () => createMcpServer(tools, app, fixture.token, { era: 'legacy', admitted: principal }),
       floor: () => new Server({ name: 'floor', version: '1' }, { capabilities: { tools: {} } }).setRequestHandler('tools/call', async () => ({ content: [] })),
     },
-    { step: 'Host and Origin', ours: () => hostRefusal(hosts, headers.host, undefined, '127.0.0.1') },
+    { step: 'Host and Origin', ours: () => hostRefusal(hosts, host, undefined, '127.0.0.1') },
     {
       step: 'rate limit (its two headers on a stand-in)',
       ours: () => limiter.admitRequest(fixture.token, '127.0.0.1', { header: () => undefined }, rateBucketOf(routingOf(headers))),
@@ -104,7 +103,7 @@ try {
       },
       floor: () => JSON.parse(body),
     },
-    { step: 'request screen', ours: () => invalidParamsOf(CALL, 'legacy') },
+    { step: 'request screen', ours: () => invalidParamsOf(LIST_SERVICES_CALL, 'legacy') },
   ];
 
   console.log('step'.padEnd(70), 'ours us', '(d) us', 'ours - (d)');

@@ -10,28 +10,13 @@ import { join } from 'node:path';
 import autocannon, { type Options } from 'autocannon';
 import { startChildServer } from './support/child-server.js';
 import { summarizeProfileIn } from './support/cpu-profile.js';
+import { mcpListRequest } from './support/mcp-list-request.js';
 import { seedListServices } from './support/seed.js';
-
-const CALL = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_erp_services', arguments: { limit: 50 } } };
-const MODERN_META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
 
 function requestOf(side: string, url: string, token: string): Options & { body?: string } {
   const authorization = `Bearer ${token}`;
   if (side === 'rest') return { url: `${url}/api/service-erp?limit=50`, headers: { authorization, accept: 'application/json' } };
-  const modern = side.endsWith('modern');
-  const body = modern ? { ...CALL, params: { ...CALL.params, _meta: MODERN_META } } : CALL;
-  return {
-    url: `${url}/mcp`, method: 'POST', body: JSON.stringify(body),
-    headers: {
-      authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': modern ? '2026-07-28' : '2025-06-18',
-      ...(modern ? { 'mcp-method': 'tools/call', 'mcp-name': 'list_erp_services' } : {}),
-    },
-  };
+  return mcpListRequest(url, token, side.endsWith('modern') ? 'modern' : 'legacy');
 }
 
 const side = process.argv[2] ?? 'legacy';
