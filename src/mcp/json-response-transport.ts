@@ -16,7 +16,12 @@ export class JsonResponseTransport implements Transport {
   private readonly responses: JSONRPCMessage[] = [];
 
   /** With `stream`, the answer is an SSE stream, so that notifications (progress) can go before the result. */
-  constructor(private readonly res: ServerResponse, private readonly batch: boolean, private readonly stream = false) {}
+  /** Let go once the answer is out (release()). */
+  private res: ServerResponse | undefined;
+
+  constructor(res: ServerResponse, private readonly batch: boolean, private readonly stream = false) {
+    this.res = res;
+  }
 
   async start(): Promise<void> {}
 
@@ -32,33 +37,49 @@ export class JsonResponseTransport implements Transport {
    */
   deliver(messages: readonly JSONRPCMessage[], extra: MessageExtraInfo): void {
     for (const message of messages) if ('method' in message && 'id' in message) this.awaited.add(message.id);
-    if (this.awaited.size === 0) this.res.writeHead(202).end();
+    if (this.awaited.size === 0) this.release()?.writeHead(202).end();
     for (const message of messages) this.onmessage?.(message, extra);
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    if (this.res.writableEnded) return;
+    const res = this.res;
+    if (!res || res.writableEnded) return;
     const isResponse = 'result' in message || 'error' in message;
     if (!isResponse) {
       // A JSON answer has no room for notifications (the SDK transport drops them too in its JSON mode).
-      if (this.stream) this.writeEvent(message);
+      if (this.stream) this.writeEvent(res, message);
       return;
     }
     if (message.id === undefined || !this.awaited.delete(message.id)) return;
     if (this.stream) {
-      this.writeEvent(message);
-      if (this.awaited.size === 0) this.res.end();
+      this.writeEvent(res, message);
+      if (this.awaited.size === 0) this.release()?.end();
       return;
     }
     this.responses.push(message);
     if (this.awaited.size > 0) return;
     const body = JSON.stringify(this.batch ? this.responses : this.responses[0]);
+    this.release();
     // With its length, the answer goes out in one piece rather than chunked.
-    this.res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
   }
 
-  private writeEvent(message: JSONRPCMessage): void {
-    if (!this.res.headersSent) this.res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
-    this.res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  /**
+   * The answer is complete: drops the response and the results, and returns the response to end.
+   * The SDK keeps this transport reachable from functions it allocates in the old generation
+   * (Protocol.connect() writes them straight into onclose, onerror and onmessage), so whatever
+   * the transport still holds lives until the next full collection: each call's result and
+   * Node response would be copied twice and promoted (src/mcp/README.md, "Garbage per call").
+   */
+  private release(): ServerResponse | undefined {
+    const res = this.res;
+    this.res = undefined;
+    this.responses.length = 0;
+    return res;
+  }
+
+  private writeEvent(res: ServerResponse, message: JSONRPCMessage): void {
+    if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+    res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
   }
 }

@@ -35,7 +35,12 @@ interface Issue {
 /** Puts the check between the transport and the server; call after `server.connect(transport)`. */
 export function screenRequests(transport: Transport, era: ProtocolEra): void {
   const deliver = transport.onmessage;
-  transport.onmessage = (message, extra) => {
+  // Named before it is stored: V8 allocates a function written straight into a property
+  // (`transport.onmessage = (...) => ...`) in the old generation, and an old function keeps
+  // what it closes over (here the transport, and through it the request and its answer) alive
+  // through every young collection until the next full one. Per request, that is each answer
+  // copied twice and promoted (src/mcp/README.md, "Garbage per call").
+  const screened: Transport['onmessage'] = (message, extra) => {
     const refusal = isJSONRPCRequest(message) ? invalidParamsOf(message, era) : undefined;
     if (refusal) {
       transport.send(refusal).catch((error: unknown) => transport.onerror?.(error as Error));
@@ -43,6 +48,7 @@ export function screenRequests(transport: Transport, era: ProtocolEra): void {
     }
     deliver?.(message, extra);
   };
+  transport.onmessage = screened;
 }
 
 /** The JSON-RPC error for a request whose params do not fit its method, or undefined when they do. */

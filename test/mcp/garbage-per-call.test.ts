@@ -1,0 +1,65 @@
+// What an MCP call leaves for the garbage collector (src/mcp/README.md, "Garbage per call"):
+// V8 allocates a function written straight into a property in the old generation, and an old
+// object keeps what it points to alive through every young collection. These run on the built
+// modules in a child process, which needs V8's flags to ask where an object lives and to collect.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
+const MCP_DIST = fileURLToPath(new URL('../../dist/src/mcp/', import.meta.url));
+
+function inChild(script: string): Record<string, unknown> {
+  const run = spawnSync(process.execPath, ['--allow-natives-syntax', '--expose-gc', '--input-type=module', '-e', script], {
+    encoding: 'utf8', timeout: 30_000,
+  });
+  expect(run.status, run.stderr).toBe(0);
+  return JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+}
+
+const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_erp_services', arguments: {} } };
+
+describe('garbage left by an MCP call', () => {
+  it('the request screen keeps its wrapper in the young generation, so it dies with the request', () => {
+    const seen = inChild(`
+      import { screenRequests } from '${MCP_DIST}request-screen.js';
+      const transport = { onmessage: () => {}, send: async () => {}, start: async () => {}, close: async () => {} };
+      screenRequests(transport, 'legacy');
+      console.log(JSON.stringify({ young: %InYoungGeneration(transport.onmessage) }));
+    `);
+    expect(seen.young).toBe(true);
+  });
+
+  it('the JSON transport lets go of the answer once it is written', () => {
+    const seen = inChild(`
+      import { JsonResponseTransport } from '${MCP_DIST}json-response-transport.js';
+      const res = {
+        writableEnded: false, headersSent: false, written: '',
+        writeHead() { this.headersSent = true; return this; },
+        end(body) { this.written = body ?? ''; this.writableEnded = true; return this; },
+      };
+      const transport = new JsonResponseTransport(res, false);
+      transport.onmessage = () => {};
+      transport.deliver([${JSON.stringify(call)}], {});
+      let result = { structuredContent: { data: [{ id: 'svc_1' }] }, content: [] };
+      const answer = new WeakRef(result);
+      await transport.send({ jsonrpc: '2.0', id: 1, result });
+      result = undefined;
+      await new Promise(setImmediate);
+      gc();
+      globalThis.stillReachable = transport;
+      console.log(JSON.stringify({ written: res.written.includes('svc_1'), released: answer.deref() === undefined }));
+    `);
+    expect(seen).toEqual({ written: true, released: true });
+  });
+
+  it('a failed zod check hands its error over as a plain property, not through a getter', () => {
+    // zod 4.6 returns it through a getter written in an object literal: V8 allocates that getter's
+    // pair in the old generation, so every failed check (two per request in the SDK, one of them
+    // on each 2026-07-28 answer) kept its whole input alive. Hence zod pinned at 4.5.4.
+    const failed = z.object({ jsonrpc: z.literal('2.0'), result: z.object({}) }).safeParse(call);
+    expect(failed.success).toBe(false);
+    const error = Object.getOwnPropertyDescriptor(failed, 'error');
+    expect(error && 'value' in error, 'a zod upgrade brought the getter back: see src/mcp/README.md, "Garbage per call"').toBe(true);
+  });
+});
