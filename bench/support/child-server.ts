@@ -18,10 +18,16 @@ export interface ChildServer {
 export interface ReadyMessage { type: 'ready'; port: number }
 interface CpuMessage { type: 'cpu'; micros: number }
 
-/** `script` is relative to dist/bench/servers, e.g. 'ours.js'. */
-export async function startChildServer(script: string, args: string[], execArgv: string[] = []): Promise<ChildServer> {
+/**
+ * `script` is relative to dist/bench/servers, e.g. 'ours.js'. The server's standard output is
+ * dropped unless `onStdout` takes it (where V8's `--trace-gc-nvp` writes).
+ */
+export async function startChildServer(
+  script: string, args: string[], execArgv: string[] = [], onStdout?: (text: string) => void,
+): Promise<ChildServer> {
   const path = fileURLToPath(new URL(`../servers/${script}`, import.meta.url));
-  const child = fork(path, args, { execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = fork(path, args, { execArgv, stdio: ['ignore', onStdout ? 'pipe' : 'ignore', 'inherit', 'ipc'] });
+  if (onStdout) child.stdout?.setEncoding('utf8').on('data', onStdout);
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} did not start within 20 s`)), 20_000);
     child.on('message', (message: ReadyMessage) => {
