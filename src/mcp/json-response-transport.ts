@@ -15,10 +15,10 @@ export class JsonResponseTransport implements Transport {
   private readonly awaited = new Set<RequestId>();
   private readonly responses: JSONRPCMessage[] = [];
 
-  /** With `stream`, the answer is an SSE stream, so that notifications (progress) can go before the result. */
   /** Let go once the answer is out (release()). */
   private res: ServerResponse | undefined;
 
+  /** With `stream`, the answer is an SSE stream, so that notifications (progress) can go before the result. */
   constructor(res: ServerResponse, private readonly batch: boolean, private readonly stream = false) {
     this.res = res;
   }
