@@ -2,7 +2,7 @@
 // SIGKILL in the middle of an operation and started again on the same data. The operation
 // must end (succeeded, or failed with a reason), and the service must run exactly as often as
 // the database says: once if running, never twice, and no orphan when it is not.
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type SqliteDb } from '../../src/db/connect.js';
@@ -41,12 +41,32 @@ describe.skipIf(process.platform !== 'linux')('teaminfra serve killed in the mid
       const row = progress.get(accepted.body.id) as { state: string; pid: number | null };
       return row.state !== 'queued' && (moment === 'taken' || (row.pid !== null && row.pid !== pidBefore));
     };
+    // Each look is taken with serve frozen (SIGSTOP), and serve is killed while still frozen: a
+    // look that sees the operation running and the kill then land on the same moment of serve,
+    // however long this process is kept from running in between (a loaded machine once let a
+    // stop finish between the two).
+    const pid = (serve as ServeProcess).child.pid as number;
     const deadline = Date.now() + 5000;
-    while (!reached() && Date.now() < deadline) await sleep(1);
+    for (;;) {
+      await freeze(pid);
+      if (reached() || Date.now() > deadline) break;
+      process.kill(pid, 'SIGCONT');
+      await sleep(1);
+    }
     expect(await serve?.stop('SIGKILL')).toBeNull();
     // The point of the test: the operation was in the middle of running when its worker died.
     expect((progress.get(accepted.body.id) as { state: string }).state).toBe('running');
     return accepted.body.id as string;
+  }
+
+  /** Stops `pid` with SIGSTOP and waits until the kernel shows it stopped (state T in /proc). */
+  async function freeze(pid: number): Promise<void> {
+    process.kill(pid, 'SIGSTOP');
+    const until = Date.now() + 2000;
+    while (!isStopped(pid)) {
+      if (Date.now() > until) throw new Error(`serve (pid ${pid}) did not stop within 2 s of SIGSTOP`);
+      await sleep(1);
+    }
   }
 
   /** After a restart: the operation ended, and what runs is exactly what the service's state says. */
@@ -136,3 +156,9 @@ describe.skipIf(process.platform !== 'linux')('teaminfra serve killed in the mid
     expect(processesMatching(dataDir)).toHaveLength(0);
   });
 });
+
+/** Whether the process is stopped: the state letter after the command name in /proc/<pid>/stat. */
+function isStopped(pid: number): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat[stat.lastIndexOf(')') + 2] === 'T';
+}
