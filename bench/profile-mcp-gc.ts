@@ -9,12 +9,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon, { type Options } from 'autocannon';
+import autocannon from 'autocannon';
 import { startChildServer } from './support/child-server.js';
-import { mcpListRequest } from './support/mcp-list-request.js';
+import { PROFILE_SIDES, profileRequestOf, profileServerOf } from './support/profile-sides.js';
 import { seedListServices } from './support/seed.js';
-
-const SIDES = ['rest', 'legacy', 'modern', 'floor-legacy', 'floor-modern'];
 
 interface GcTotals { scavenges: number; fullCollections: number; promotedBytes: number; scavengePauseMs: number }
 
@@ -31,14 +29,9 @@ function addGcLine(totals: GcTotals, line: string): void {
   }
 }
 
-function requestOf(side: string, url: string, token: string): Options & { body?: string } {
-  if (side === 'rest') return { url: `${url}/api/service-erp?limit=50`, headers: { authorization: `Bearer ${token}`, accept: 'application/json' } };
-  return mcpListRequest(url, token, side.endsWith('modern') ? 'modern' : 'legacy');
-}
-
-const sides = process.argv.slice(2).length > 0 ? process.argv.slice(2) : SIDES;
-const unknown = sides.filter((side) => !SIDES.includes(side));
-if (unknown.length > 0) throw new Error(`unknown side ${unknown.join(', ')}: the sides are ${SIDES.join(', ')}`);
+const sides: readonly string[] = process.argv.slice(2).length > 0 ? process.argv.slice(2) : PROFILE_SIDES;
+const unknown = sides.filter((side) => !(PROFILE_SIDES as readonly string[]).includes(side));
+if (unknown.length > 0) throw new Error(`unknown side ${unknown.join(', ')}: the sides are ${PROFILE_SIDES.join(', ')}`);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const dataDir = mkdtempSync(join(tmpdir(), 'teaminfra-profile-mcp-gc-'));
 try {
@@ -46,17 +39,17 @@ try {
   console.log(`per request, ${seconds} s at 10 connections after a 2 s warm-up; young collections' promotion and pauses, young and full collections`);
   console.log('side'.padEnd(14), 'req/s'.padStart(6), 'promoted B'.padStart(11), 'pause us'.padStart(9), 'young'.padStart(6), 'full'.padStart(5));
   for (const side of sides) {
-    const script = side.startsWith('floor-') ? 'sdk-floor.js' : 'ours.js';
+    const { script, args } = profileServerOf(side, dataDir);
     const totals: GcTotals = { scavenges: 0, fullCollections: 0, promotedBytes: 0, scavengePauseMs: 0 };
     let measuring = false;
     let pending = '';
-    const server = await startChildServer(script, script === 'ours.js' ? [dataDir, 'off'] : [dataDir], ['--trace-gc-nvp'], (text) => {
+    const server = await startChildServer(script, args, ['--trace-gc-nvp'], (text) => {
       const lines = (pending + text).split('\n');
       pending = lines.pop() ?? '';
       if (measuring) for (const line of lines) addGcLine(totals, line);
     });
     try {
-      const request = requestOf(side, server.url, fixture.token);
+      const request = profileRequestOf(side, server.url, fixture.token);
       await autocannon({ ...request, connections: 10, duration: 2 });
       measuring = true;
       const result = await autocannon({ ...request, connections: 10, duration: seconds });

@@ -7,27 +7,21 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon, { type Options } from 'autocannon';
+import autocannon from 'autocannon';
 import { startChildServer } from './support/child-server.js';
 import { summarizeProfileIn } from './support/cpu-profile.js';
-import { mcpListRequest } from './support/mcp-list-request.js';
+import { profileRequestOf, profileServerOf } from './support/profile-sides.js';
 import { seedListServices } from './support/seed.js';
-
-function requestOf(side: string, url: string, token: string): Options & { body?: string } {
-  const authorization = `Bearer ${token}`;
-  if (side === 'rest') return { url: `${url}/api/service-erp?limit=50`, headers: { authorization, accept: 'application/json' } };
-  return mcpListRequest(url, token, side.endsWith('modern') ? 'modern' : 'legacy');
-}
 
 const side = process.argv[2] ?? 'legacy';
 const dataDir = mkdtempSync(join(tmpdir(), 'teaminfra-profile-mcp-'));
 const profileDir = join(dataDir, 'profiles');
 try {
   const fixture = await seedListServices(dataDir);
-  const script = side.startsWith('floor-') ? 'sdk-floor.js' : 'ours.js';
-  const server = await startChildServer(script, script === 'ours.js' ? [dataDir, 'off'] : [dataDir], ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+  const { script, args } = profileServerOf(side, dataDir);
+  const server = await startChildServer(script, args, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
   try {
-    const request = requestOf(side, server.url, fixture.token);
+    const request = profileRequestOf(side, server.url, fixture.token);
     await autocannon({ ...request, connections: 10, duration: 2 });
     const cpuBefore = await server.cpuMicros();
     const result = await autocannon({ ...request, connections: 10, duration: Number(process.env.BENCH_SECONDS ?? 6) });
