@@ -2,26 +2,18 @@
 // V8 allocates a function written straight into a property in the old generation, and an old
 // object keeps what it points to alive through every young collection. These run on the built
 // modules in a child process, which needs V8's flags to ask where an object lives and to collect.
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { inV8Child } from '../support/v8-child.js';
 
 const MCP_DIST = fileURLToPath(new URL('../../dist/src/mcp/', import.meta.url));
-
-function inChild(script: string): Record<string, unknown> {
-  const run = spawnSync(process.execPath, ['--allow-natives-syntax', '--expose-gc', '--input-type=module', '-e', script], {
-    encoding: 'utf8', timeout: 30_000,
-  });
-  expect(run.status, run.stderr).toBe(0);
-  return JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
-}
 
 const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_erp_services', arguments: {} } };
 
 describe('garbage left by an MCP call', () => {
   it('the request screen keeps its wrapper in the young generation, so it dies with the request', () => {
-    const seen = inChild(`
+    const seen = inV8Child(`
       import { screenRequests } from '${MCP_DIST}request-screen.js';
       const transport = { onmessage: () => {}, send: async () => {}, start: async () => {}, close: async () => {} };
       screenRequests(transport, 'legacy');
@@ -31,7 +23,7 @@ describe('garbage left by an MCP call', () => {
   });
 
   it('the JSON transport lets go of the answer once it is written', () => {
-    const seen = inChild(`
+    const seen = inV8Child(`
       import { JsonResponseTransport } from '${MCP_DIST}json-response-transport.js';
       const res = {
         writableEnded: false, headersSent: false, written: '',

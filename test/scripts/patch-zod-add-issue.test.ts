@@ -1,13 +1,13 @@
 // scripts/patch-zod-add-issue.mjs, run after install: zod's per-parse addIssue function named in a
 // local before it is stored, so that V8 allocates it young (src/mcp/README.md, "Garbage per call").
 // The rewrite on stand-in text, then on the zod installed here, then the difference it makes.
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { packageRoot } from '../../src/package-root.js';
+import { inV8Child } from '../support/v8-child.js';
 
 interface PatchModule {
   ZOD_FILES: string[];
@@ -76,14 +76,13 @@ describe('naming zod\'s addIssue before it is stored', () => {
 
   it('lets the value a transform parsed die young', () => {
     // The function a transform's parse stores: a child process with V8's flag to ask where it lives.
-    const run = spawnSync(process.execPath, ['--allow-natives-syntax', '--input-type=module', '-e', `
+    const seen = inV8Child(`
       import { z } from 'zod';
       let stored;
       const schema = z.unknown().transform((value, ctx) => { stored = ctx.addIssue; return value; });
       schema.parse({ page: [1, 2, 3] });
-      console.log(%InYoungGeneration(stored));
-    `], { cwd: packageRoot, encoding: 'utf8', timeout: 30_000 });
-    expect(run.status, run.stderr).toBe(0);
-    expect(run.stdout.trim()).toBe('true');
+      console.log(JSON.stringify({ young: %InYoungGeneration(stored) }));
+    `);
+    expect(seen.young).toBe(true);
   });
 });
