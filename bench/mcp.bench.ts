@@ -111,19 +111,28 @@ async function measureHttp(dataDir: string, token: string, config: ReturnType<ty
 
 const FLOOR = fileURLToPath(new URL('./servers/stdio-floor.js', import.meta.url));
 const SDK_FLOOR = fileURLToPath(new URL('./servers/stdio-sdk-floor.js', import.meta.url));
+const CODE_CACHED_SCRIPT = fileURLToPath(new URL('../src/cli/code-cached-script.js', import.meta.url));
 
 /**
  * servers/stdio-sdk-floor.js and everything it imports in one file under `dir`, as the build bundles
  * `teaminfra mcp`: with the plugin that leaves out the SDK's schemas nothing uses, which any
- * engineer bundling this SDK can use as well.
+ * engineer bundling this SDK can use as well, as CommonJS run with the code cache of its start
+ * (src/cli/code-cached-script.ts). Returns the script that runs it.
  */
 async function bundledSdkFloor(dir: string): Promise<string> {
   const { rolldown } = await import('rolldown');
   const { pureSchemaBuilders } = (await import(new URL('../../scripts/pure-schema-builders.mjs', import.meta.url).href)) as { pureSchemaBuilders(): never };
   const bundle = await rolldown({ input: SDK_FLOOR, platform: 'node', logLevel: 'warn', plugins: [pureSchemaBuilders()] });
-  await bundle.write({ dir, format: 'esm', entryFileNames: 'stdio-sdk-floor.mjs', chunkFileNames: '[name]-[hash].mjs' });
+  await bundle.write({ dir, format: 'cjs', entryFileNames: 'stdio-sdk-floor.cjs', inlineDynamicImports: true });
   await bundle.close();
-  return join(dir, 'stdio-sdk-floor.mjs');
+  const runner = join(dir, 'run-stdio-sdk-floor.mjs');
+  writeFileSync(runner, [
+    `import { runCodeCached } from ${JSON.stringify(CODE_CACHED_SCRIPT)};`,
+    `const floor = runCodeCached(${JSON.stringify(join(dir, 'stdio-sdk-floor.cjs'))}, {});`,
+    // It has no tools/list of its own to wait for: it saves when the client has closed the pipe.
+    "process.once('exit', () => floor.saveCodeCache());",
+  ].join('\n'));
+  return runner;
 }
 
 interface StdioAnswers { initialize: unknown; toolsList: unknown }
@@ -171,7 +180,7 @@ export default async function mcpBench() {
   const config = settings();
   // After a bare tsc, `teaminfra mcp` runs the compiled modules, not the bundle (mcp-module.ts):
   // measured so, the stdio start would be the slower command, not the one `npm run build` ships.
-  if (!mcpBundleIsCurrent()) throw new Error('dist/mcp/teaminfra-mcp.js is older than the compiled code: run `npm run bench` (or `node scripts/bundle-mcp.mjs`) so that the stdio start measures the bundle.');
+  if (!mcpBundleIsCurrent()) throw new Error('dist/mcp/teaminfra-mcp.cjs is older than the compiled code: run `npm run bench` (or `node scripts/bundle-mcp.mjs`) so that the stdio start measures the bundle.');
   const dataDir = mkdtempSync(join(tmpdir(), 'teaminfra-bench-mcp-'));
   try {
     const fixture = await seedListServices(dataDir);
@@ -186,7 +195,7 @@ export default async function mcpBench() {
     const answersFile = join(dataDir, 'stdio-answers.json');
     writeFileSync(answersFile, JSON.stringify(answers));
     const sdkFloorBundle = await bundledSdkFloor(join(dataDir, 'sdk-floor-bundle'));
-    // Its first start fills the compile cache, as ours did above.
+    // Its first start writes its code cache, as ours did above.
     await stdioStartupMs([sdkFloorBundle, answersFile], fixture.token);
     for (let run = 0; run < config.stdioRuns; run++) {
       stdioRuns.push(await stdioStartupMs(ours, fixture.token));

@@ -1,6 +1,7 @@
 // Build step after tsc (npm run build, prepare, pretest, bench): `teaminfra mcp` as one file,
-// dist/mcp/teaminfra-mcp.js, which src/cli/main.ts runs when it is not older than the compiled
-// code. An assistant starts `teaminfra mcp` for each conversation and waits for its tools/list;
+// dist/mcp/teaminfra-mcp.cjs, which src/cli/main.ts runs when it is not older than the compiled
+// code. It is CommonJS because a CommonJS file can run with a V8 code cache taken after its start
+// (src/cli/code-cached-script.ts), and an ES module cannot. An assistant starts `teaminfra mcp` for each conversation and waits for its tools/list;
 // Node links an ES module graph file by file, and the command's graph is about 250 files (our
 // dist, Kysely, zod and the MCP SDK): one file, compiled once into Node's compile cache, answers
 // in about half the time (docs/benchmarks.md, "stdio").
@@ -10,7 +11,8 @@
 // the rest (one AppError class, one Kysely), which a second copy under dist/src would not be.
 // Every other package, native addons among them, is imported from node_modules as before, and
 // so are the compiled modules that src/cli/main.ts itself loads (SHARED_WITH_MAIN): main.ts checks
-// `instanceof UsageError` on what the command throws, which needs the one class both load.
+// `instanceof UsageError` on what the command throws, which needs the one class both load. The
+// bundle requires them by their path from it, and src/cli/mcp-module.ts hands it main's instances.
 // The SDK's protocol schemas that nothing in the command uses are left out (pure-schema-builders.mjs):
 // @modelcontextprotocol/core builds every one of them, OAuth's included, when it loads; and ajv,
 // which the server requires when it loads, is loaded on its validator's first use.
@@ -72,9 +74,9 @@ const bundle = await rolldown({
 rmSync(outDir, { recursive: true, force: true });
 await bundle.write({
   dir: outDir,
-  format: 'esm',
-  entryFileNames: '[name].js',
-  chunkFileNames: 'teaminfra-mcp-[name]-[hash].js',
+  format: 'cjs',
+  entryFileNames: '[name].cjs',
+  chunkFileNames: 'teaminfra-mcp-[name]-[hash].cjs',
   sourcemap: true,
   // The compiled modules left outside, by their path from the bundle.
   paths: (id) => (id.startsWith(dist) ? relative(outDir, id).split(sep).join('/') : id),

@@ -11,18 +11,23 @@ import type { ListToolsResult } from '@modelcontextprotocol/server';
 
 // As `teaminfra mcp` does: the compiled code of the SDK is kept on disk for the next start, and
 // zod parses without compiling a parser per object schema (src/cli/interpreted-zod.ts), set
-// before the SDK builds any schema.
-(module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
-(await import('zod')).config({ jitless: true });
-const { Server } = await import('@modelcontextprotocol/server');
-const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
+// before the SDK builds any schema. No top-level await: the bench bundles this file as
+// CommonJS, as the build bundles `teaminfra mcp`, to run it with the code cache of its start.
+async function serveFixedList(): Promise<void> {
+  (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+  (await import('zod')).config({ jitless: true });
+  const { Server } = await import('@modelcontextprotocol/server');
+  const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
 
-const file = process.argv[2];
-if (!file) throw new Error('usage: stdio-sdk-floor.js <answers.json>');
-const answers = JSON.parse(readFileSync(file, 'utf8')) as { toolsList: ListToolsResult };
+  const file = process.argv[2];
+  if (!file) throw new Error('usage: stdio-sdk-floor.js <answers.json>');
+  const answers = JSON.parse(readFileSync(file, 'utf8')) as { toolsList: ListToolsResult };
 
-serveStdio(() => {
-  const server = new Server({ name: 'floor', version: '1' }, { capabilities: { tools: { listChanged: false } } });
-  server.setRequestHandler('tools/list', async () => answers.toolsList);
-  return server;
-});
+  serveStdio(() => {
+    const server = new Server({ name: 'floor', version: '1' }, { capabilities: { tools: { listChanged: false } } });
+    server.setRequestHandler('tools/list', async () => answers.toolsList);
+    return server;
+  });
+}
+
+void serveFixedList();

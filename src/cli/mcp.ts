@@ -7,13 +7,14 @@ import { dataLocationOf, parseOptions } from './options.js';
 import { DataDirRefusal, secureDataDir } from './secure-data-dir.js';
 import { UsageError } from './usage.js';
 
-export async function runMcpStdio(args: string[]): Promise<void> {
+/** `started` is called once the first tools/list answer is written (mcp-module.ts keeps the code cache of the start then). */
+export async function runMcpStdio(args: string[], started?: () => void): Promise<void> {
   const values = parseOptions(args, {}, 'mcp');
   const location = dataLocationOf(values);
   try {
     // A missing directory is not created here: serveStdio says there is no database in it.
     if (!location.database && existsSync(location.dataDir)) secureDataDir(location.dataDir, { tighten: false });
-    await serveStdio(location, process.env[TOKEN_VARIABLE]);
+    await serveStdio(location, process.env[TOKEN_VARIABLE], started);
   } catch (error) {
     if (error instanceof DataDirRefusal) throw new Error(`mcp: ${error.message}`);
     if (error instanceof StdioRefusal) {

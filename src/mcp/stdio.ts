@@ -25,8 +25,12 @@ export class StdioRefusal extends Error {
   }
 }
 
-/** Serves until stdin closes; rejects with a StdioRefusal before serving anything when it cannot start. */
-export async function serveStdio(location: { dataDir: string; database?: DatabaseOptions }, bearer: string | undefined): Promise<void> {
+/**
+ * Serves until stdin closes; rejects with a StdioRefusal before serving anything when it cannot start.
+ * `started` is called once the first tools/list answer is written: the start is then done.
+ */
+export async function serveStdio(location: { dataDir: string; database?: DatabaseOptions }, bearer: string | undefined,
+  started?: () => void): Promise<void> {
   const { dataDir, database } = location;
   keepStdoutForProtocol();
   if (!bearer || bearer.trim() === '') {
@@ -51,7 +55,7 @@ export async function serveStdio(location: { dataDir: string; database?: Databas
     await app.close();
     throw new StdioRefusal(`The token in ${TOKEN_VARIABLE} was refused: ${toAppError(thrown).detail}`);
   }
-  await serveUntilClosed(app, bearer.trim());
+  await serveUntilClosed(app, bearer.trim(), started);
 }
 
 /**
@@ -59,11 +63,12 @@ export async function serveStdio(location: { dataDir: string; database?: Databas
  * (initialize for 2025-era clients, a request carrying its version in `_meta` for 2026-07-28),
  * and the factory builds our one server for that era.
  */
-async function serveUntilClosed(app: OpenCore, bearer: string): Promise<void> {
+async function serveUntilClosed(app: OpenCore, bearer: string, started?: () => void): Promise<void> {
   const tools = buildToolCatalog(catalog, PREBUILT_TOOLS);
   // Lines the SDK would drop or cannot serve are answered by the screen (stdio-framing.ts).
   const lines = process.stdin.pipe(screenedLines((error) => { void wire.send(error).catch(() => undefined); }));
   const wire = new StdioServerTransport(lines, process.stdout);
+  if (started) afterFirstToolList(wire, started);
   const handle = serveMcpStdio(({ era }) => createMcpServer(tools, app, bearer, { era }), {
     transport: wire,
     onerror: (error) => console.error(`teaminfra mcp: ${error.message}`),
@@ -77,6 +82,19 @@ async function serveUntilClosed(app: OpenCore, bearer: string): Promise<void> {
   });
   await handle.close();
   await app.close();
+}
+
+/** Calls `started` once, in the turn after the first tools/list answer has been written. */
+function afterFirstToolList(wire: StdioServerTransport, started: () => void): void {
+  const send = wire.send.bind(wire);
+  const sendUntilToolList: typeof wire.send = async (message) => {
+    await send(message);
+    const result = 'result' in message ? (message.result as { tools?: unknown }) : undefined;
+    if (!Array.isArray(result?.tools)) return;
+    wire.send = send;
+    setImmediate(started);
+  };
+  wire.send = sendUntilToolList;
 }
 
 /** A stray console.log from any module would corrupt the protocol stream; send it to stderr. */

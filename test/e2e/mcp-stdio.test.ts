@@ -2,9 +2,8 @@
 // of mcp.config.json says (placeholders filled in), spoken to by the SDK's own Client, against
 // the data directory of a running test server so REST answers can be compared.
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dateInTimeZone } from '../../src/auth/expiry.js';
 import { expandPermissions } from '../../src/auth/permissions.js';
 import { revokeToken } from '../../src/db/repositories/tokens.js';
+import { codeCacheFileOf } from '../../src/cli/code-cached-script.js';
 import { MCP_BUNDLE, mcpBundleIsCurrent } from '../../src/cli/mcp-module.js';
 import { buildToolCatalog } from '../../src/mcp/tool-definitions.js';
 import { catalog } from '../../tools/index.js';
@@ -226,14 +226,16 @@ describe('teaminfra mcp at start', () => {
 
   it("runs from the one-file bundle that the build makes (scripts/bundle-mcp.mjs), with Kysely, zod, the SDK and better-sqlite3's JavaScript inside it", async () => {
     // npm test builds it (pretest), and so does the tests' global setup after a bare tsc (test/support/mcp-bundle-setup.ts).
-    expect(mcpBundleIsCurrent(), 'dist/mcp/teaminfra-mcp.js is missing or older than dist/src: run "npm run build"').toBe(true);
+    expect(mcpBundleIsCurrent(), 'dist/mcp/teaminfra-mcp.cjs is missing or older than dist/src: run "npm run build"').toBe(true);
     const urls = await modulesLoaded();
-    expect(urls).toContain(pathToFileURL(MCP_BUNDLE).href);
-    // Beside it, only the compiled modules main.js loads itself (and shares with it: UsageError).
+    // The bundle runs as a script with its code cache (src/cli/code-cached-script.ts), which the
+    // module log does not list: beside what main.js loads itself, nothing of dist/src is loaded.
     expect(urls.filter((url) => url.includes('/dist/src/')).map((url) => url.replace(/^.*\/dist\/src\//, '')).sort())
-      .toEqual(['cli/main.js', 'cli/mcp-module.js', 'cli/usage.js', 'package-root.js']);
+      .toEqual(['cli/code-cached-script.js', 'cli/main.js', 'cli/mcp-module.js', 'cli/usage.js', 'package-root.js']);
     // better-sqlite3's loader of its addon is required from the package (CommonJS, which this log does not list).
     expect([...packagesOf(urls)].filter((name) => ['kysely', 'zod', '@modelcontextprotocol/server', '@modelcontextprotocol/core', 'better-sqlite3'].includes(name))).toEqual([]);
+    // Once a start has answered tools/list, the code cache of that start is beside the bundle.
+    expect(existsSync(codeCacheFileOf(MCP_BUNDLE))).toBe(true);
   });
 
   it("carries only the SDK's protocol schemas it uses, not every one @modelcontextprotocol/core defines (scripts/pure-schema-builders.mjs)", () => {
