@@ -12,7 +12,9 @@
 // in another such constant (`RequestSchema.extend(...)`) are marked; calls inside functions
 // (a refine's or transform's body) are never touched, as they run only when that schema parses.
 // It also has the server load ajv, which it bundles as CommonJS, on the first use of its JSON
-// Schema validator rather than when it loads (lazyRequireEdits below).
+// Schema validator rather than when it loads (lazyRequireEdits below), and compile it then
+// (unparenthesizedWrapperEdits); and it has each era's wire schemas, which the server builds all
+// at once on the first request, built one by one as they are first used (lazyEraSchemaEdits).
 import { parseAst } from 'rolldown/parseAst';
 
 /** The SDK's built files: its schemas live in core's chunks and in the server's copy of core-internal. */
@@ -167,6 +169,121 @@ export function lazyRequireEdits(code, program = parseAst(code, { sourceType: 'm
   return edits;
 }
 
+/**
+ * The SDK's build writes each of those wrappers' module function in parentheses
+ * (`__commonJSMin(((exports) => {...}))`), and V8 compiles a function written in parentheses
+ * when it compiles the code around it, on the guess that it is called at once. So every start
+ * compiled all of ajv's 100 modules, run or not (176 KB of the 745 KB of code V8 kept for the
+ * bundle). Without the parentheses each module is compiled on its first require, like any
+ * function. Needs a program parsed with `preserveParens`.
+ */
+export function unparenthesizedWrapperEdits(program) {
+  const edits = [];
+  walk(program, null, (node) => {
+    if (node.type !== 'CallExpression' || node.callee.type !== 'Identifier' || node.callee.name !== '__commonJSMin') return;
+    const [module] = node.arguments;
+    if (module?.type !== 'ParenthesizedExpression' || !/FunctionExpression$/.test(module.expression.type)) return;
+    edits.push({ start: module.start, end: module.start + 1, text: '' }, { start: module.end - 1, end: module.end, text: '' });
+  });
+  return edits;
+}
+
+/**
+ * The SDK builds each era's wire schemas in one function (`function build() { const A = z...;
+ * ...; return { A, ... }; }`), on the first validation of a request, and its registry of them
+ * (`registryMaps`) reads every one: the first request of a start built all 150 of the 2025-era
+ * schemas, where initialize and tools/list need a few. Here each constant becomes a function
+ * that builds it on its first call (`const A = () => A$memo ??= (z...)`), each reference to it
+ * a call, and the returned object and the registry's maps getters that read them: the same
+ * schemas, each built once, on first use. A function of another shape is left as it is.
+ */
+export function lazyEraSchemaEdits(code, program) {
+  const edits = [];
+  for (const fn of program.body) {
+    if (fn.type === 'FunctionDeclaration' && /^build(\$\d+)?$/.test(fn.id?.name ?? '')) edits.push(...lazyBuildEdits(code, fn));
+    else if (fn.type === 'FunctionDeclaration') edits.push(...lazyRegistryEdits(code, fn));
+  }
+  return edits;
+}
+
+function lazyBuildEdits(code, fn) {
+  const body = fn.body.body;
+  const last = body.at(-1);
+  if (last?.type !== 'ReturnStatement' || last.argument?.type !== 'ObjectExpression') return [];
+  const constants = body.filter((statement) => statement.type === 'VariableDeclaration');
+  const shaped = body.every((statement) => statement === last || statement.type === 'FunctionDeclaration'
+    || (statement.type === 'VariableDeclaration' && statement.kind === 'const' && statement.declarations.length === 1
+      && statement.declarations[0].id.type === 'Identifier' && statement.declarations[0].init));
+  if (!shaped || constants.length === 0) return [];
+  const names = new Set(constants.map((statement) => statement.declarations[0].id.name));
+  const declared = new Set(constants.map((statement) => statement.declarations[0].id));
+  const edits = new Map(); // start -> edit
+  let unsafe = false;
+  walk(fn.body, null, (node, parent) => {
+    // A name declared again inside (a parameter, a variable) would mean something else there.
+    if (/Function/.test(node.type) && node.params.some((param) => param.type !== 'Identifier' || names.has(param.name))) unsafe = true;
+    if (node.type === 'VariableDeclarator' && !declared.has(node.id) && (node.id.type !== 'Identifier' || names.has(node.id.name))) unsafe = true;
+    if (node.type !== 'Identifier' || !names.has(node.name) || declared.has(node) || edits.has(node.start)) return;
+    if (parent?.type === 'MemberExpression' && parent.property === node && !parent.computed) return;
+    if (parent?.type === 'Property' && parent.shorthand) {
+      edits.set(node.start, { start: parent.start, end: parent.end, text: `${node.name}: ${node.name}()` });
+      return;
+    }
+    if (parent?.type === 'Property' && parent.key === node && !parent.computed) return;
+    edits.set(node.start, { start: node.start, end: node.end, text: `${node.name}()` });
+  });
+  if (unsafe) return [];
+  for (const statement of constants) {
+    const [{ id, init }] = statement.declarations;
+    edits.set(statement.start, { start: statement.start, end: init.start, text: `let ${id.name}$memo;\nconst ${id.name} = () => ${id.name}$memo ??= (` });
+    edits.set(init.end, { start: init.end, end: init.end, text: ')' });
+  }
+  const memos = [];
+  const getters = (object) => {
+    for (const property of object.properties) {
+      if (property.type !== 'Property' || property.computed || property.kind !== 'init' || property.method) { unsafe = true; continue; }
+      const key = code.slice(property.key.start, property.key.end);
+      const value = property.value;
+      if (value.type === 'Identifier' && names.has(value.name)) {
+        edits.delete(value.start);
+        edits.set(property.start, { start: property.start, end: property.end, text: `get ${key}() { return ${value.name}(); }` });
+      } else if (value.type === 'ObjectExpression') {
+        getters(value);
+      } else {
+        const memo = `built$${memos.length}`;
+        memos.push(memo);
+        edits.set(property.start, { start: property.start, end: value.start, text: `get ${key}() { return ${memo} ??= (` });
+        edits.set(value.end, { start: value.end, end: value.end, text: '); }' });
+      }
+    }
+  };
+  getters(last.argument);
+  if (unsafe) return [];
+  if (memos.length > 0) edits.set(last.start, { start: last.start, end: last.start, text: `let ${memos.join(', ')};\n` });
+  return [...edits.values()];
+}
+
+/**
+ * A registry over an era's schemas (`const s = buildSchemas2025(); maps = { requestSchemas: {
+ * ping: s.PingRequestSchema, ... } }`): each entry that reads a schema becomes a getter.
+ */
+function lazyRegistryEdits(code, fn) {
+  const schemas = new Set();
+  const edits = [];
+  walk(fn.body, null, (node) => {
+    if (node.type === 'VariableDeclarator' && node.id.type === 'Identifier' && node.init?.type === 'CallExpression'
+      && node.init.callee.type === 'Identifier' && /^buildSchemas\d+$/.test(node.init.callee.name)) schemas.add(node.id.name);
+  });
+  if (schemas.size === 0) return [];
+  walk(fn.body, null, (node, parent) => {
+    if (node.type !== 'Property' || parent?.type !== 'ObjectExpression' || node.computed || node.kind !== 'init' || node.shorthand) return;
+    const value = node.value;
+    if (value.type !== 'MemberExpression' || value.computed || value.object.type !== 'Identifier' || !schemas.has(value.object.name)) return;
+    edits.push({ start: node.start, end: node.end, text: `get ${code.slice(node.key.start, node.key.end)}() { return ${code.slice(value.start, value.end)}; }` });
+  });
+  return edits;
+}
+
 function isRequireCall(node, wrappers) {
   if (node.type !== 'CallExpression' || node.callee.type !== 'Identifier') return false;
   if (wrappers.has(node.callee.name)) return node.arguments.length === 0;
@@ -196,10 +313,11 @@ function applyEdits(code, edits) {
   return out + code.slice(from);
 }
 
-/** The module with its zod-built constants marked pure and its spec-type registry built only when read. */
+/** The module with its zod-built constants marked pure, its spec-type registry built only when read, and ajv loaded and compiled on first use. */
 export function markPureSchemaCalls(code) {
   const program = parseAst(code, { sourceType: 'module' });
-  const edits = pureSchemaEdits(code, program).concat(registryEdits(code, program), lazyRequireEdits(code, program));
+  const edits = pureSchemaEdits(code, program).concat(registryEdits(code, program), lazyRequireEdits(code, program), lazyEraSchemaEdits(code, program),
+    unparenthesizedWrapperEdits(parseAst(code, { sourceType: 'module', preserveParens: true })));
   return edits.length === 0 ? code : applyEdits(code, edits);
 }
 

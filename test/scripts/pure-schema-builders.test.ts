@@ -111,8 +111,11 @@ describe('the plugin and the CommonJS modules the SDK requires at its top level'
     `export const value = { before, ${read}, after: globalThis.built };\n`;
 
   it('loads such a module on its first use, not when the bundle loads', async () => {
-    const { value } = await bundleAndRun(entry('validator.mjs', 'engine: new Validator().engine'), 'lazy-require', [plugin.pureSchemaBuilders()]);
+    const { value, code } = await bundleAndRun(entry('validator.mjs', 'engine: new Validator().engine'), 'lazy-require', [plugin.pureSchemaBuilders()]);
     expect(value).toEqual({ before: [], engine: 'an engine', after: ['engine module'] });
+    // Its function no longer in parentheses, which V8 would compile with the bundle's top level.
+    expect(code).toContain('__commonJSMin((exports) => {');
+    expect(code).not.toContain('__commonJSMin(((');
   });
 
   it('still loads it with the bundle when the bundle uses a constant read from it', async () => {
@@ -123,6 +126,56 @@ describe('the plugin and the CommonJS modules the SDK requires at its top level'
   it('leaves the module as it was when it uses the name in a way it does not rewrite', async () => {
     const { value } = await bundleAndRun(entry('validator-shorthand.mjs', 'engine: new Validator().engine'), 'lazy-require-unsafe', [plugin.pureSchemaBuilders()]);
     expect(value).toEqual({ before: ['engine module'], engine: 'an engine', after: ['engine module'] });
+  });
+});
+
+// The server's way of building an era's wire schemas: all in one function, on the first validation.
+const eraModule = (inner: string) => `import * as z from 'zod/v4';
+function build() {
+  const BaseSchema = z.object({ base: z.string() });
+  const PingSchema = BaseSchema.extend({ ping: z.string() });
+  const OtherSchema = z.object({ other: z.string() });
+  function pingOf() { return ${inner}; }
+  return { BaseSchema, PingSchema: PingSchema, OtherSchema, Ping: pingOf(), nested: { other: OtherSchema } };
+}
+let memo;
+function buildSchemas2025() { return memo ??= build(); }
+let maps;
+function registryMaps() {
+  if (maps) return maps;
+  const s = buildSchemas2025();
+  maps = { requestSchemas: { ping: s.PingSchema, other: s.OtherSchema } };
+  return maps;
+}
+export const ping = () => registryMaps().requestSchemas.ping;
+export const all = () => buildSchemas2025();
+`;
+write('node_modules/@modelcontextprotocol/server/dist/era.mjs', eraModule('PingSchema'));
+write('node_modules/@modelcontextprotocol/server/dist/era-shadowed.mjs', eraModule('[PingSchema].map((PingSchema) => PingSchema)[0]'));
+
+describe("the plugin and an era's wire schemas", () => {
+  const entry = (file: string) => `import { ping, all } from '@modelcontextprotocol/server/dist/${file}';
+const name = ping().name;
+const afterPing = [...globalThis.built];
+const schemas = all();
+export const value = { name, afterPing, same: ping() === schemas.PingSchema && schemas.Ping === schemas.PingSchema,
+  nested: schemas.nested.other === schemas.OtherSchema, other: schemas.OtherSchema.name, after: globalThis.built };
+`;
+
+  it('builds a schema, and what it is made of, on its first use, once', async () => {
+    const plain = await bundleAndRun(entry('era.mjs'), 'era-plain', []);
+    const lazy = await bundleAndRun(entry('era.mjs'), 'era-lazy', [plugin.pureSchemaBuilders()]);
+    expect(plain.value).toMatchObject({ afterPing: ['string', 'object:base', 'string', 'object:base+', 'string', 'object:other'] });
+    expect(lazy.value).toEqual({
+      name: 'object:base+', afterPing: ['string', 'object:base', 'string', 'object:base+'], same: true, nested: true,
+      other: 'object:other', after: ['string', 'object:base', 'string', 'object:base+', 'string', 'object:other'],
+    });
+  });
+
+  it('leaves the function as it was when a name is declared again inside it', async () => {
+    const shadowed = await bundleAndRun(entry('era-shadowed.mjs'), 'era-shadowed', [plugin.pureSchemaBuilders()]);
+    expect(shadowed.code).not.toContain('$memo');
+    expect(shadowed.value).toMatchObject({ afterPing: ['string', 'object:base', 'string', 'object:base+', 'string', 'object:other'], same: true });
   });
 });
 
@@ -147,6 +200,20 @@ describe('the plugin over the SDK as installed', () => {
     const marked = plugin.markPureSchemaCalls(withAjv[0]!);
     expect(marked).not.toMatch(/^var import_\w+ = (\/\* @__PURE__ \*\/ )?(__toESM\()?require_\w+\(/m);
     expect(marked).toContain('function import_ajv$() {\nreturn require_ajv();\n}');
+    // And compile each of ajv's modules on its first require, not with the bundle's top level.
+    expect(marked).not.toContain('__commonJSMin(((');
+    expect(marked.match(/__commonJSMin\(\(exports|__commonJSMin\(\(\(?exports, module/g)?.length).toBeGreaterThan(90);
+  });
+
+  it("builds each era's wire schemas one by one, on first use (if this fails after an SDK update, the first request builds them all again)", () => {
+    const withEras = sdkFiles('server').filter((code) => code.includes('function buildSchemas2025()'));
+    expect(withEras).toHaveLength(1);
+    const marked = plugin.markPureSchemaCalls(withEras[0]!);
+    for (const build of ['build$1', 'build']) {
+      const body = marked.slice(marked.indexOf(`function ${build}() {`));
+      expect(body.slice(0, body.indexOf('\n}\n')).match(/\$memo \?\?= /g)?.length, build).toBeGreaterThan(100);
+    }
+    expect(marked).toMatch(/function registryMaps\(\) \{[^]*get initialize\(\) \{ return s\.InitializeRequestSchema; \}/);
   });
 
   it("moves the server's registry of every spec type into a function its constants call (if this fails after an SDK update, the registry keeps every schema in the bundle)", () => {
