@@ -123,7 +123,7 @@ async function bundledSdkFloor(dir: string): Promise<string> {
   const { rolldown } = await import('rolldown');
   const { pureSchemaBuilders } = (await import(new URL('../../scripts/pure-schema-builders.mjs', import.meta.url).href)) as { pureSchemaBuilders(): never };
   const bundle = await rolldown({ input: SDK_FLOOR, platform: 'node', logLevel: 'warn', plugins: [pureSchemaBuilders()] });
-  await bundle.write({ dir, format: 'cjs', entryFileNames: 'stdio-sdk-floor.cjs', inlineDynamicImports: true });
+  await bundle.write({ dir, format: 'cjs', entryFileNames: 'stdio-sdk-floor.cjs', codeSplitting: false });
   await bundle.close();
   const runner = join(dir, 'run-stdio-sdk-floor.mjs');
   writeFileSync(runner, [

@@ -5,7 +5,7 @@
 // are first called. A start of `teaminfra mcp` calls about 900 of them (zod's, the SDK's, ours),
 // and parsed and compiled each of them again at every start. A cache taken once the start is done
 // holds them all (src/mcp/README.md, "Stdio start", has the figures).
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import module from 'node:module';
 import { dirname } from 'node:path';
 import vm from 'node:vm';
@@ -61,7 +61,7 @@ export function runCodeCached<T>(file: string, shared: Readonly<Record<string, u
     saveCodeCache() {
       if (saved) return;
       saved = true;
-      writeCache(cachePath, sourceCrc, script.createCachedData());
+      writeCache(cachePath, sourceCrc, () => script.createCachedData());
     },
   };
 }
@@ -78,17 +78,31 @@ function cacheFor(cachePath: string, sourceCrc: number): Buffer | undefined {
   return crc32(data) === cache.readUInt32LE(4) ? data : undefined;
 }
 
-function writeCache(cachePath: string, sourceCrc: number, data: Buffer): void {
-  const header = Buffer.alloc(HEADER_BYTES);
-  header.writeUInt32LE(sourceCrc, 0);
-  header.writeUInt32LE(crc32(data), 4);
+/** `data` is asked for only once the file is open: serializing costs a few ms, for nothing where it cannot be written. */
+function writeCache(cachePath: string, sourceCrc: number, data: () => Buffer): void {
   // Written aside and renamed: a start that reads it meanwhile sees the old file or the new one.
   const partial = `${cachePath}.${process.pid}.partial`;
+  let fd: number;
   try {
-    writeFileSync(partial, Buffer.concat([header, data]));
+    fd = openSync(partial, 'wx');
+  } catch {
+    return; // An installation the user cannot write to: each start compiles as Node's own cache allows.
+  }
+  try {
+    const cached = data();
+    const header = Buffer.alloc(HEADER_BYTES);
+    header.writeUInt32LE(sourceCrc, 0);
+    header.writeUInt32LE(crc32(cached), 4);
+    writeFileSync(fd, Buffer.concat([header, cached]));
+  } catch {
+    closeSync(fd);
+    rmSync(partial, { force: true });
+    return;
+  }
+  closeSync(fd);
+  try {
     renameSync(partial, cachePath);
   } catch {
-    // An installation the user cannot write to: each start compiles as Node's own cache allows.
     rmSync(partial, { force: true });
   }
 }

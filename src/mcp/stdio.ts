@@ -84,7 +84,10 @@ async function serveUntilClosed(app: OpenCore, bearer: string, started?: () => v
   await app.close();
 }
 
-/** Calls `started` once, in the turn after the first tools/list answer has been written. */
+/**
+ * Calls `started` once, as soon as the first tools/list answer has been written: at once, not in
+ * a later turn, which the assistant closing the pipe could beat to the process's exit.
+ */
 function afterFirstToolList(wire: StdioServerTransport, started: () => void): void {
   const send = wire.send.bind(wire);
   const sendUntilToolList: typeof wire.send = async (message) => {
@@ -92,7 +95,7 @@ function afterFirstToolList(wire: StdioServerTransport, started: () => void): vo
     const result = 'result' in message ? (message.result as { tools?: unknown }) : undefined;
     if (!Array.isArray(result?.tools)) return;
     wire.send = send;
-    setImmediate(started);
+    started();
   };
   wire.send = sendUntilToolList;
 }

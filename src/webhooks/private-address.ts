@@ -3,33 +3,40 @@
 // IPv4 address inside (mapped, compatible, translated, NAT64, 6to4, Teredo); a gateway or the
 // kernel turns those into the IPv4 address, so each is judged by the IPv4 address it carries.
 import { BlockList, isIP } from 'node:net';
+import { builtOnce } from '../core/built-once.js';
 
-const PRIVATE_V4 = new BlockList();
-for (const [network, prefix] of [
+// Built on first use: `teaminfra mcp` loads this module with the catalog and checks no address
+// before its first answer (0.5 ms of its start).
+const privateV4 = builtOnce(() => blockListOf('ipv4', [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
   ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
   ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) PRIVATE_V4.addSubnet(network, prefix, 'ipv4');
+]));
 
 // IPv6 ranges that are not public by themselves (those that embed IPv4 are handled below):
 // unique local, link-local, site-local (deprecated), multicast, discard-only, documentation,
 // ORCHID, benchmarking, and NAT64's local-use prefix (RFC 8215), whose IPv4 position varies.
-const PRIVATE_V6 = new BlockList();
-for (const [network, prefix] of [
+const privateV6 = builtOnce(() => blockListOf('ipv6', [
   ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['100::', 64], ['2001:db8::', 32], ['3fff::', 20],
   ['2001:10::', 28], ['2001:20::', 28], ['2001:2::', 48], ['64:ff9b:1::', 48],
-] as const) PRIVATE_V6.addSubnet(network, prefix, 'ipv6');
+]));
+
+function blockListOf(family: 'ipv4' | 'ipv6', subnets: readonly (readonly [string, number])[]): BlockList {
+  const list = new BlockList();
+  for (const [network, prefix] of subnets) list.addSubnet(network, prefix, family);
+  return list;
+}
 
 /** True for an address a webhook may not reach (anything that is not an IP address counts as private). */
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
-  if (family === 4) return PRIVATE_V4.check(address, 'ipv4');
+  if (family === 4) return privateV4().check(address, 'ipv4');
   if (family !== 6) return true;
   const words = ipv6Words(address);
   if (!words) return true;
   const embedded = embeddedIpv4(words);
-  if (embedded.length > 0) return embedded.some((ipv4) => PRIVATE_V4.check(ipv4, 'ipv4'));
-  return PRIVATE_V6.check(words.map((word) => word.toString(16)).join(':'), 'ipv6');
+  if (embedded.length > 0) return embedded.some((ipv4) => privateV4().check(ipv4, 'ipv4'));
+  return privateV6().check(words.map((word) => word.toString(16)).join(':'), 'ipv6');
 }
 
 /** The IPv4 addresses an IPv6 address carries and would be delivered to; empty when none. */

@@ -2,7 +2,7 @@
 // its start is done. Each start here is a child Node, as each start of the command is: a cache
 // is only worth something to the next process.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,8 +34,8 @@ function newBundle(answer = 'first'): string {
 
 interface Start { accepted: boolean; answer: string; sharedIsTheCallersOwn: boolean; started: number }
 
-/** One process: runs the file, its start, then saves (before the start when `saveFirst`). */
-function start(file: string, { saveFirst = false } = {}): Start {
+/** One process: runs the file, its start, then saves (before the start when `saveFirst`); as `uid` when given. */
+function start(file: string, { saveFirst = false, uid }: { saveFirst?: boolean; uid?: number } = {}): Start {
   const script = `
     import { runCodeCached } from ${JSON.stringify(LOADER)};
     const mine = { mine: true };
@@ -45,7 +45,7 @@ function start(file: string, { saveFirst = false } = {}): Start {
     run.saveCodeCache();
     console.log(JSON.stringify({ accepted: run.cacheAccepted, answer: run.exports.answer(), sharedIsTheCallersOwn: run.exports.shared === mine, started }));
   `;
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000, uid });
   expect(child.status, child.stderr).toBe(0);
   return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Start;
 }
@@ -98,5 +98,15 @@ describe('a script run with the code cache of its start', () => {
     mkdirSync(cacheOf(file));
     expect(start(file)).toEqual({ accepted: false, answer: 'first', sharedIsTheCallersOwn: true, started: 1 });
     expect(readdirSync(dir).sort()).toEqual(['bundle.cjs', 'bundle.cjs.code-cache']);
+  });
+
+  it('runs, and writes nothing, in a directory the user cannot write to', () => {
+    const file = newBundle();
+    chmodSync(dir, 0o555);
+    // root writes anywhere: then the start runs as nobody, for whom the directory is as read-only.
+    const asRoot = process.getuid?.() === 0;
+    expect(start(file, { uid: asRoot ? 65534 : undefined })).toEqual({ accepted: false, answer: 'first', sharedIsTheCallersOwn: true, started: 1 });
+    expect(readdirSync(dir)).toEqual(['bundle.cjs']);
+    chmodSync(dir, 0o755);
   });
 });

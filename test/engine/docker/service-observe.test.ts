@@ -7,6 +7,7 @@ import { act, send } from '../support/engine-http.js';
 import { dockerAvailable, removeEverythingOf, testDockerApi } from './support/docker-engine.js';
 import { startDockerTeam, type DockerTeam } from './support/docker-team.js';
 import { listAppContainers } from '../../../src/engine/docker/app-containers.js';
+import { demultiplex } from '../../../src/engine/docker/containers.js';
 
 describe.runIf(dockerAvailable)('logs and metrics of a service on a Docker server', () => {
   const api = testDockerApi();
@@ -28,6 +29,23 @@ describe.runIf(dockerAvailable)('logs and metrics of a service on a Docker serve
       if (Date.now() > deadline) throw new Error('the exec did not end within 10 s');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    // The engine copies each stream into its log on its own: a line written last on stderr can
+    // reach the log after the exec has ended. Wait until every line is there.
+    const written = writes.map(([, text]) => text);
+    let logged = await containerLog(container!.id, writes.length + 20);
+    while (!written.every((text) => logged.includes(text))) {
+      if (Date.now() > deadline) throw new Error(`the container's log did not show what was written within 10 s: ${JSON.stringify(logged.slice(-500))}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      logged = await containerLog(container!.id, writes.length + 20);
+    }
+  }
+
+  /** The last `tail` lines of the container's own log, as the engine keeps it. */
+  async function containerLog(id: string, tail: number): Promise<string> {
+    const log = await api.stream('GET', `/containers/${id}/logs`, { query: { stdout: 1, stderr: 1, tail }, timeoutMs: 5_000 });
+    const chunks: Buffer[] = [];
+    for await (const chunk of log) chunks.push(chunk as Buffer);
+    return demultiplex(Buffer.concat(chunks));
   }
 
   beforeAll(async () => {
