@@ -2,9 +2,9 @@
 // its start is done. Each start here is a child Node, as each start of the command is: a cache
 // is only worth something to the next process.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -25,10 +25,13 @@ function bundleSource(answer: string): string {
 let dir: string;
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+/** The bundle, and beside it a copy of the built loader (which imports only Node's modules), so that another user can run both. */
 function newBundle(answer = 'first'): string {
   dir = mkdtempSync(join(tmpdir(), 'teaminfra-code-cache-'));
   const file = join(dir, 'bundle.cjs');
-  writeFileSync(file, bundleSource(answer));
+  writeFileSync(file, bundleSource(answer), { mode: 0o644 });
+  copyFileSync(LOADER, join(dir, 'loader.mjs'));
+  chmodSync(join(dir, 'loader.mjs'), 0o644);
   return file;
 }
 
@@ -37,7 +40,7 @@ interface Start { accepted: boolean; answer: string; sharedIsTheCallersOwn: bool
 /** One process: runs the file, its start, then saves (before the start when `saveFirst`); as `uid` when given. */
 function start(file: string, { saveFirst = false, uid }: { saveFirst?: boolean; uid?: number } = {}): Start {
   const script = `
-    import { runCodeCached } from ${JSON.stringify(LOADER)};
+    import { runCodeCached } from ${JSON.stringify(join(dirname(file), 'loader.mjs'))};
     const mine = { mine: true };
     const run = runCodeCached(${JSON.stringify(file)}, { 'shared-thing': mine });
     if (${saveFirst}) run.saveCodeCache();
@@ -45,7 +48,7 @@ function start(file: string, { saveFirst = false, uid }: { saveFirst?: boolean; 
     run.saveCodeCache();
     console.log(JSON.stringify({ accepted: run.cacheAccepted, answer: run.exports.answer(), sharedIsTheCallersOwn: run.exports.shared === mine, started }));
   `;
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000, uid });
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: dirname(file), encoding: 'utf8', timeout: 30_000, uid });
   expect(child.status, child.stderr).toBe(0);
   return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Start;
 }
@@ -97,7 +100,7 @@ describe('a script run with the code cache of its start', () => {
     // A directory where the cache file would go: the rename fails, as on a read-only installation.
     mkdirSync(cacheOf(file));
     expect(start(file)).toEqual({ accepted: false, answer: 'first', sharedIsTheCallersOwn: true, started: 1 });
-    expect(readdirSync(dir).sort()).toEqual(['bundle.cjs', 'bundle.cjs.code-cache']);
+    expect(readdirSync(dir).sort()).toEqual(['bundle.cjs', 'bundle.cjs.code-cache', 'loader.mjs']);
   });
 
   it('runs, and writes nothing, in a directory the user cannot write to', () => {
@@ -106,7 +109,7 @@ describe('a script run with the code cache of its start', () => {
     // root writes anywhere: then the start runs as nobody, for whom the directory is as read-only.
     const asRoot = process.getuid?.() === 0;
     expect(start(file, { uid: asRoot ? 65534 : undefined })).toEqual({ accepted: false, answer: 'first', sharedIsTheCallersOwn: true, started: 1 });
-    expect(readdirSync(dir)).toEqual(['bundle.cjs']);
+    expect(readdirSync(dir).sort()).toEqual(['bundle.cjs', 'loader.mjs']);
     chmodSync(dir, 0o755);
   });
 });
