@@ -1,10 +1,10 @@
 // Build step after tsc (npm run build, prepare, pretest, bench): `teaminfra mcp` as one file,
 // dist/mcp/teaminfra-mcp.cjs, which src/cli/main.ts runs when it is not older than the compiled
-// code. It is CommonJS because a CommonJS file can run with a V8 code cache taken after its start
-// (src/cli/code-cached-script.ts), and an ES module cannot. An assistant starts `teaminfra mcp` for each conversation and waits for its tools/list;
+// code. An assistant starts `teaminfra mcp` for each conversation and waits for its tools/list;
 // Node links an ES module graph file by file, and the command's graph is about 250 files (our
-// dist, Kysely, zod and the MCP SDK): one file, compiled once into Node's compile cache, answers
-// in about half the time (docs/benchmarks.md, "stdio").
+// dist, Kysely, zod and the MCP SDK): one file answers in about half the time (docs/benchmarks.md,
+// "stdio"). It is CommonJS because a CommonJS file can run with a V8 code cache taken once its
+// start is done (src/cli/code-cached-script.ts), and an ES module cannot.
 // What is bundled: our modules the command can reach, and the JavaScript packages it loads at
 // start (better-sqlite3's JavaScript too, not its addon or the loader that finds it). What our code imports lazily (import(), e.g. the engine's client for a service's logs)
 // becomes a chunk beside it, loaded by the first call that needs it: the same module instances as

@@ -313,11 +313,16 @@ function applyEdits(code, edits) {
   return out + code.slice(from);
 }
 
-/** The module with its zod-built constants marked pure, its spec-type registry built only when read, and ajv loaded and compiled on first use. */
+/**
+ * The module with its zod-built constants marked pure, its spec-type registry built only when
+ * read, ajv loaded and compiled on first use, and its era wire schemas built one by one.
+ */
 export function markPureSchemaCalls(code) {
   const program = parseAst(code, { sourceType: 'module' });
-  const edits = pureSchemaEdits(code, program).concat(registryEdits(code, program), lazyRequireEdits(code, program), lazyEraSchemaEdits(code, program),
-    unparenthesizedWrapperEdits(parseAst(code, { sourceType: 'module', preserveParens: true })));
+  const edits = [
+    ...pureSchemaEdits(code, program), ...registryEdits(code, program), ...lazyRequireEdits(code, program),
+    ...lazyEraSchemaEdits(code, program), ...unparenthesizedWrapperEdits(parseAst(code, { sourceType: 'module', preserveParens: true })),
+  ];
   return edits.length === 0 ? code : applyEdits(code, edits);
 }
 

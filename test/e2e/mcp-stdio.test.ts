@@ -12,7 +12,7 @@ import { dateInTimeZone } from '../../src/auth/expiry.js';
 import { expandPermissions } from '../../src/auth/permissions.js';
 import { revokeToken } from '../../src/db/repositories/tokens.js';
 import { codeCacheFileOf } from '../../src/cli/code-cached-script.js';
-import { MCP_BUNDLE, mcpBundleIsCurrent } from '../../src/cli/mcp-module.js';
+import { MCP_BUNDLE, mcpBundleIsCurrent, SHARED_WITH_BUNDLE } from '../../src/cli/mcp-module.js';
 import { buildToolCatalog } from '../../src/mcp/tool-definitions.js';
 import { catalog } from '../../tools/index.js';
 import { CLI, runCli } from '../support/cli.js';
@@ -236,6 +236,9 @@ describe('teaminfra mcp at start', () => {
     expect([...packagesOf(urls)].filter((name) => ['kysely', 'zod', '@modelcontextprotocol/server', '@modelcontextprotocol/core', 'better-sqlite3'].includes(name))).toEqual([]);
     // Once a start has answered tools/list, the code cache of that start is beside the bundle.
     expect(existsSync(codeCacheFileOf(MCP_BUNDLE))).toBe(true);
+    // What it requires of ours is handed main's instances (mcp-module.ts): any other would be a second copy.
+    const required = [...readFileSync(MCP_BUNDLE, 'utf8').matchAll(/require\("(\.\.\/[^"]+)"\)/g)].map((match) => match[1]);
+    expect([...new Set(required)].sort()).toEqual(Object.keys(SHARED_WITH_BUNDLE).sort());
   });
 
   it("carries only the SDK's protocol schemas it uses, not every one @modelcontextprotocol/core defines (scripts/pure-schema-builders.mjs)", () => {
