@@ -29,8 +29,8 @@ describe.runIf(dockerAvailable)('logs and metrics of a service on a Docker serve
       if (Date.now() > deadline) throw new Error('the exec did not end within 10 s');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    // The engine copies each stream into its log on its own: a line written last on stderr can
-    // reach the log after the exec has ended. Wait until every line is there.
+    // The engine copies each stream into its log on its own, and can do so after the exec has
+    // ended. Wait until every line is there.
     const written = writes.map(([, text]) => text);
     let logged = await containerLog(container!.id, writes.length + 20);
     while (!written.every((text) => logged.includes(text))) {
@@ -62,7 +62,11 @@ describe.runIf(dockerAvailable)('logs and metrics of a service on a Docker serve
   });
 
   it('answers the lines its container printed, in order, labelled by container, with tail and a cursor that reads on', async () => {
-    await printInContainer([...[1, 2, 3, 4, 5, 6].map((n): [1, string] => [1, `known line ${n}\n`]), [2, 'to stderr\n']]);
+    // The engine stamps each stream's lines as it reads that stream: lines printed on stdout and
+    // stderr in the same instant can be stamped in either order. The stderr line is printed once
+    // the others are in the log, so that it is the latest by the engine's time too.
+    await printInContainer([1, 2, 3, 4, 5, 6].map((n): [1, string] => [1, `known line ${n}\n`]));
+    await printInContainer([[2, 'to stderr\n']]);
     const latest = await get('/logs?tail=3');
     expect(latest.status).toBe(200);
     expect(latest.body.lines.map((line: { text: string }) => line.text)).toEqual(['known line 5', 'known line 6', 'to stderr']);
