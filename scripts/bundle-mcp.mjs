@@ -36,7 +36,10 @@ const SQLITE_BINDING = /[\\/]node_modules[\\/]better-sqlite3[\\/]lib[\\/]binding
 const KYSELY_RUNTIME = join(dist, 'src', 'db', 'kysely-runtime.js');
 /** Replaced by the tools/list entries computed now, from the same compiled catalog (src/mcp/prebuilt-tools.ts). */
 const PREBUILT_TOOLS = join(dist, 'src', 'mcp', 'prebuilt-tools.js');
-const SHARED_WITH_MAIN = ['usage.js', 'mcp-module.js'].map((file) => join(dist, 'src', 'cli', file)).concat(join(dist, 'src', 'package-root.js'));
+// Those main's instances are handed in for (src/cli/mcp-module.ts, by the specifier the bundle
+// requires them with from dist/mcp): the one list of them.
+const { SHARED_WITH_BUNDLE } = await import(pathToFileURL(join(dist, 'src', 'cli', 'mcp-module.js')).href);
+const SHARED_WITH_MAIN = Object.keys(SHARED_WITH_BUNDLE).map((specifier) => resolve(outDir, specifier));
 
 const { buildToolCatalog } = await import(pathToFileURL(join(dist, 'src', 'mcp', 'tool-definitions.js')).href);
 const { catalog } = await import(pathToFileURL(join(dist, 'tools', 'index.js')).href);
