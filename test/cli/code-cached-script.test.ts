@@ -1,12 +1,12 @@
 // src/cli/code-cached-script.ts: `teaminfra mcp` runs its bundle with a V8 code cache taken once
 // its start is done. Each start here is a child Node, as each start of the command is: a cache
 // is only worth something to the next process.
-import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { inChildNode } from '../support/node-child.js';
 
 const LOADER = fileURLToPath(new URL('../../dist/src/cli/code-cached-script.js', import.meta.url));
 
@@ -48,9 +48,7 @@ function start(file: string, { saveFirst = false, uid }: { saveFirst?: boolean; 
     run.saveCodeCache();
     console.log(JSON.stringify({ accepted: run.cacheAccepted, answer: run.exports.answer(), sharedIsTheCallersOwn: run.exports.shared === mine, started }));
   `;
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: dirname(file), encoding: 'utf8', timeout: 30_000, uid });
-  expect(child.status, child.stderr).toBe(0);
-  return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Start;
+  return inChildNode(script, { cwd: dirname(file), uid }) as unknown as Start;
 }
 
 const cacheOf = (file: string) => `${file}.code-cache`;
