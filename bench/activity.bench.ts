@@ -79,11 +79,12 @@ export default async function activityBench() {
     const whole = () => invoke(listActivity, { token_id: watched.id, limit: 50 }, { bearer: watched.value, channel: 'api' }, app);
 
     handle = new SQLite(join(dataDir, DATABASE_FILE), { readonly: true });
+    // `+?` as our dialect writes it: a value the planner does not read (src/db/dialect-sqlite.ts).
     const statement = handle.prepare(`
       SELECT a.id, a.at, a.actor_type, a.actor_id, a.channel, a.action, a.target_type, a.target_id, a.outcome, a.code,
         t.name AS token_name, t.source AS token_source, NULL AS user_email
       FROM audit_log a INDEXED BY audit_log_actor LEFT JOIN api_tokens t ON t.id = a.actor_id
-      WHERE a.team_id = ? AND a.actor_id = ? ORDER BY a.id DESC LIMIT 51`);
+      WHERE a.team_id = +? AND a.actor_id = +? ORDER BY a.id DESC LIMIT 51`);
     const handWritten = () => statement.all(teamId, watched.id) as { id: string }[];
 
     const oursPage = await ours();

@@ -69,7 +69,7 @@ const bundle = await rolldown({
       }
       // JSON.parse of a string: V8 reads it faster than the same object literal.
       if (id === PREBUILT_TOOLS) return `export const PREBUILT_TOOLS = JSON.parse(${JSON.stringify(JSON.stringify(prebuilt))});`;
-      if (id === KYSELY_RUNTIME) return "export { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';";
+      if (id === KYSELY_RUNTIME) return "export { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteQueryCompiler, sql } from 'kysely';";
       return null;
     },
   }],

@@ -11,17 +11,19 @@ export type ListRow = [
   revision: number, port: number | null, published_host: string | null, created_at: string, updated_at: string,
 ];
 
+// Each bound value `+?`: the planner then does not read it, so the statement is not planned
+// again at every run (src/db/dialect-sqlite.ts, which our queries go through, says why).
 /** A token's services: those it lists when it is restricted, else its team's (top level, not deleted), in id order. */
 export function listStatements(db: SQLite.Database) {
   return {
     // CROSS JOIN: SQLite keeps this table order (the token's list first).
     listed: db.prepare(`
       SELECT ${COLUMNS} FROM api_token_services l CROSS JOIN erp_services s
-      WHERE l.token_id = ? AND s.id = l.service_id AND s.team_id = ? AND s.deleted_at IS NULL AND s.parent_id IS NULL
-      ORDER BY l.service_id LIMIT ?`).raw(true),
+      WHERE l.token_id = +? AND s.id = l.service_id AND s.team_id = +? AND s.deleted_at IS NULL AND s.parent_id IS NULL
+      ORDER BY l.service_id LIMIT +?`).raw(true),
     team: db.prepare(`
       SELECT ${COLUMNS} FROM erp_services s
-      WHERE s.team_id = ? AND s.deleted_at IS NULL AND s.parent_id IS NULL
-      ORDER BY s.id LIMIT ?`).raw(true),
+      WHERE s.team_id = +? AND s.deleted_at IS NULL AND s.parent_id IS NULL
+      ORDER BY s.id LIMIT +?`).raw(true),
   };
 }

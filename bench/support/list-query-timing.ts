@@ -27,11 +27,12 @@ export async function timeListQuery(dataDir: string, fixture: ListServicesFixtur
     const { reach } = await authenticate(db.kysely, fixture.token);
     const page = { limit: 50 };
     const ours = () => listReachableServices(db.kysely, reach, page, null);
+    // As our dialect writes it, `+?` (src/db/dialect-sqlite.ts).
     const statement = handle.prepare(`
       SELECT s.id, s.name, s.server_id, s.parent_id, s.state, s.revision, s.port, s.published_host, s.created_at, s.updated_at
       FROM api_token_services l CROSS JOIN erp_services s
-      WHERE l.token_id = ? AND s.id = l.service_id AND s.team_id = ? AND s.deleted_at IS NULL AND s.parent_id IS NULL
-      ORDER BY l.service_id LIMIT ?`).raw(true);
+      WHERE l.token_id = +? AND s.id = l.service_id AND s.team_id = +? AND s.deleted_at IS NULL AND s.parent_id IS NULL
+      ORDER BY l.service_id LIMIT +?`).raw(true);
     const handWritten = () => statement.all(fixture.tokenId, fixture.teamId, page.limit + 1) as unknown[][];
     const columns = statement.columns().map((column) => column.name);
     const [oursRows, handRows] = [await ours(), handWritten().map((row) => Object.fromEntries(columns.map((name, index) => [name, row[index]])))];

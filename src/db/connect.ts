@@ -5,7 +5,8 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from './kysely-runtime.js';
+import { StablePlanSqliteDialect } from './dialect-sqlite.js';
+import { Kysely, sql } from './kysely-runtime.js';
 import type { Database } from './tables.js';
 import { applySchema, markSqliteSchemaCurrent, sqliteSchemaIsCurrent } from './apply-schema.js';
 import { upgradeSqliteSchema } from './upgrade-schema.js';
@@ -72,7 +73,7 @@ function openSqliteDb(dataDir: string): SqliteDb {
     if (upgradeSqliteSchema(sqlite)) applySchema(sqlite);
     markSqliteSchemaCurrent(sqlite);
   }
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const kysely = new Kysely<Database>({ dialect: new StablePlanSqliteDialect({ database: sqlite }) });
   const statements = new SqliteStatements(kysely, sqlite);
   registerFastPath(kysely, statements);
   return {

@@ -8,5 +8,5 @@ import type * as KyselyModule from 'kysely';
 
 const runtime = createRequire(import.meta.url)('kysely') as typeof KyselyModule;
 
-export const { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } = runtime;
+export const { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteQueryCompiler, sql } = runtime;
 export type Kysely<DB> = KyselyModule.Kysely<DB>;

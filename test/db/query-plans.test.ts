@@ -6,7 +6,8 @@
 // the query at all.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompiledQuery } from 'kysely';
-import { Kysely, PostgresDialect, SqliteDialect } from '../../src/db/kysely-runtime.js';
+import { StablePlanSqliteDialect } from '../../src/db/dialect-sqlite.js';
+import { Kysely, PostgresDialect } from '../../src/db/kysely-runtime.js';
 import pg from 'pg';
 import type { Reach } from '../../src/core/principal.js';
 import type { Database } from '../../src/db/tables.js';
@@ -49,12 +50,12 @@ async function seed(db: Kysely<Database>): Promise<Fixture> {
   return { teamId, serverIds, serviceIds, copyId, listedTokenId: listed.id, teamTokenId: team.id };
 }
 
-/** A Kysely on the same database that records every query it runs instead of using any fast path. */
+/** A Kysely on the same database, with the same dialect, that records every query it runs instead of using any fast path. */
 function recording(test: TestDatabase): { db: Kysely<Database>; queries: CompiledQuery[]; end(): Promise<void> } {
   const queries: CompiledQuery[] = [];
   const log = (event: { level: string; query: CompiledQuery }) => { if (event.level === 'query') queries.push(event.query); };
   if (test.engine === 'sqlite') {
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: test.db.sqlite! }), log });
+    const db = new Kysely<Database>({ dialect: new StablePlanSqliteDialect({ database: test.db.sqlite! }), log });
     // Not destroyed: that would close the shared SQLite handle.
     return { db, queries, end: async () => {} };
   }

@@ -1,0 +1,36 @@
+// SQLite: Kysely's SqliteDialect, with each bound value written `+?` instead of `?`.
+//
+// Why: SQLite 3.54's planner reads the value bound to a parameter when it plans a query that
+// joins tables or orders its rows (`t.token_hash = ?` beside a join, `s.team_id = ?` before
+// ORDER BY, `LIMIT ?`), and marks the statement to be planned again when that parameter is bound
+// anew. better-sqlite3 clears a statement's bindings after every run, and clearing them expires
+// such a statement: so it was parsed and planned again on every run, prepared once or not. That
+// was about 9 us of the token lookup (12.5 against 4.5) and 10 us of a page of services (23 against
+// 13.5), twice per MCP or REST call, and a second prepare for every such query Kysely runs.
+// Unary plus is a no-op on any value (text, number, blob, NULL) and, like a bare parameter, has
+// no affinity, so comparisons and stored values are unchanged; the planner does not look through
+// it, so the plan no longer depends on the value and the statement stays prepared. It only gives
+// up plans that depend on a value: a LIKE prefix on an index (none of ours uses one) and STAT4
+// samples (never collected here). test/db/query-plans.test.ts holds the index each query uses,
+// with the SQL this dialect writes; docs/benchmarks.md tells how this was found and measured.
+import type { QueryCompiler, SqliteDialectConfig } from 'kysely';
+import { SqliteDialect, SqliteQueryCompiler } from './kysely-runtime.js';
+
+/** `+?`: see above. */
+export const SQLITE_PARAMETER = '+?';
+
+class StablePlanSqliteQueryCompiler extends SqliteQueryCompiler {
+  protected override getCurrentParameterPlaceholder(): string {
+    return SQLITE_PARAMETER;
+  }
+}
+
+export class StablePlanSqliteDialect extends SqliteDialect {
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+  }
+
+  override createQueryCompiler(): QueryCompiler {
+    return new StablePlanSqliteQueryCompiler();
+  }
+}
