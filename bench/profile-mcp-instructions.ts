@@ -16,7 +16,7 @@
 // simulation counts those (its caches are a model of the machine's, not its own).
 // Not a *.bench.js module, so `npm run bench` does not run it. src/mcp/README.md tells what it found.
 import { execFileSync, fork } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,7 +48,9 @@ async function countSide(side: string, dataDir: string, token: string, outDir: s
   const child = fork(fileURLToPath(new URL(`./servers/${script}`, import.meta.url)), args, {
     execPath: VALGRIND,
     execArgv: ['--tool=callgrind', `--callgrind-out-file=${out}`, '--separate-threads=yes', '--dump-instr=no',
-      ...(simulate ? ['--cache-sim=yes', '--branch-sim=yes'] : []), process.execPath, '--perf-basic-prof'],
+      ...(simulate ? ['--cache-sim=yes', '--branch-sim=yes'] : []),
+      // --perf-basic-prof also logs V8's code events: to a file of ours, not an isolate-*.log in the working directory.
+      process.execPath, '--perf-basic-prof', `--logfile=${out}-v8.log`, '--no-logfile-per-isolate'],
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   let stderr = '';
@@ -108,7 +110,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'teaminfra-profile-instructions-'));
 const outDir = join(dataDir, 'callgrind');
 try {
   const fixture = await seedListServices(dataDir);
-  execFileSync('mkdir', ['-p', outDir]);
+  mkdirSync(outDir);
   const counted: Counted[] = [];
   for (const side of sides) {
     counted.push(await countSide(side, dataDir, fixture.token, outDir));
