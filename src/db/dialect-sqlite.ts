@@ -15,7 +15,7 @@
 // samples (never collected here). test/db/query-plans.test.ts holds the index each query uses,
 // with the SQL this dialect writes; src/mcp/README.md ("Ours against (d)") tells how this was
 // found and what it saved.
-import type { QueryCompiler, SqliteDialectConfig } from 'kysely';
+import type { QueryCompiler } from 'kysely';
 import { SqliteDialect, SqliteQueryCompiler } from './kysely-runtime.js';
 
 /** `+?`: see above. */
@@ -28,10 +28,6 @@ class StablePlanSqliteQueryCompiler extends SqliteQueryCompiler {
 }
 
 export class StablePlanSqliteDialect extends SqliteDialect {
-  constructor(config: SqliteDialectConfig) {
-    super(config);
-  }
-
   override createQueryCompiler(): QueryCompiler {
     return new StablePlanSqliteQueryCompiler();
   }

@@ -74,14 +74,13 @@ describe('the SQLite dialect', () => {
       ['integer_column', '=', 1], ['real_column', '>', '1'], ['blob_column', '=', Buffer.from([0, 1, 2])],
       ['any_column', '=', 7], ['any_column', '=', '7'], ['any_column', 'is', null], ['text_column', 'is', null],
     ];
+    const idsWhere = async ({ db }: { db: KyselyType<TestTables> }, column: keyof Values, operator: '=' | '>' | 'is', value: unknown) =>
+      (await db.selectFrom('value_table').select('id').where(column, operator, value as never).orderBy('id').execute()).map((row) => row.id);
     for (const [column, operator, value] of comparisons) {
-      const ids = async ({ db }: { db: KyselyType<TestTables> }) =>
-        (await db.selectFrom('value_table').select('id').where(column, operator, value as never).orderBy('id').execute()).map((row) => row.id);
-      expect(await ids(stable), `${column} ${operator} ${String(value)}`).toEqual(await ids(bare));
+      expect(await idsWhere(stable, column, operator, value), `${column} ${operator} ${String(value)}`).toEqual(await idsWhere(bare, column, operator, value));
     }
-    const ids = async ({ db }: { db: KyselyType<TestTables> }) =>
-      (await db.selectFrom('value_table').select('id').where('text_column', '=', 5 as never).execute()).map((row) => row.id);
-    expect(await ids(stable)).toEqual([3]);
+    // A comparison that converts finds its row, so the ones above are not of two empty answers.
+    expect(await idsWhere(stable, 'text_column', '=', 5)).toEqual([3]);
   });
 
   it('returns a bound value unchanged, whatever its kind', async () => {
