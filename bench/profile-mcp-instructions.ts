@@ -21,8 +21,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { eventTotals, kindOf, namedBy, perfMap, selfInstructions } from './support/callgrind-dump.js';
-import type { ReadyMessage } from './support/child-server.js';
+import { kindOf, namedBy, perfMap, readDump, type CallgrindDump } from './support/callgrind-dump.js';
+import { portOnceReady } from './support/child-server.js';
 import { PROFILE_SIDES, profileRequestOf, profileServerOf } from './support/profile-sides.js';
 import { seedListServices } from './support/seed.js';
 
@@ -56,11 +56,7 @@ async function countSide(side: string, dataDir: string, token: string, outDir: s
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (text: string) => { stderr = (stderr + text).slice(-4000); });
   try {
-    const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${side} did not start under valgrind within 5 minutes`)), 300_000);
-      child.on('message', (message: ReadyMessage) => { if (message?.type === 'ready') { clearTimeout(timer); resolve(message.port); } });
-      child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${side} exited (${code}) under valgrind: ${stderr}`)); });
-    });
+    const port = await portOnceReady(child, `${side} under valgrind`, 300_000, () => stderr);
     const call = profileRequestOf(side, `http://127.0.0.1:${port}`, token) as { url: string; method?: string; headers?: Record<string, string>; body?: string };
     const agent = new Agent({ connections: 1 });
     const send = async () => {
@@ -75,22 +71,23 @@ async function countSide(side: string, dataDir: string, token: string, outDir: s
     control('--dump');
     await agent.close();
     const named = namedBy(perfMap(`/tmp/perf-${child.pid}.map`));
-    const perCall = (files: string[]) => {
+    // With --separate-threads, each thread's dump ends in -01, -02, ...; -01 is the main thread.
+    const files = readdirSync(outDir).filter((file) => file.startsWith(`${side}.`) && /-\d+$/.test(file));
+    if (files.length === 0) throw new Error(`${side}: callgrind wrote no dump (${stderr})`);
+    const dumps = files.map((file) => ({ mainThread: file.endsWith('-01'), ...readDump(join(outDir, file)) }));
+    const perCall = (threads: CallgrindDump[]) => {
       const total = new Map<string, number>();
-      for (const file of files) {
-        for (const [name, count] of selfInstructions(join(outDir, file))) {
+      for (const { self } of threads) {
+        for (const [name, count] of self) {
           const label = named(name);
           total.set(label, (total.get(label) ?? 0) + count / calls);
         }
       }
       return total;
     };
-    // With --separate-threads, each thread's dump ends in -01, -02, ...; -01 is the main thread.
-    const dumps = readdirSync(outDir).filter((file) => file.startsWith(`${side}.`) && /-\d+$/.test(file));
-    if (dumps.length === 0) throw new Error(`${side}: callgrind wrote no dump (${stderr})`);
     const events = new Map<string, number>();
-    for (const file of dumps) for (const [event, total] of eventTotals(join(outDir, file))) events.set(event, (events.get(event) ?? 0) + total / calls);
-    return { side, mainThread: perCall(dumps.filter((file) => file.endsWith('-01'))), helpers: perCall(dumps.filter((file) => !file.endsWith('-01'))), events };
+    for (const { totals } of dumps) for (const [event, total] of totals) events.set(event, (events.get(event) ?? 0) + total / calls);
+    return { side, mainThread: perCall(dumps.filter((dump) => dump.mainThread)), helpers: perCall(dumps.filter((dump) => !dump.mainThread)), events };
   } finally {
     child.kill('SIGKILL');
     rmSync(`/tmp/perf-${child.pid}.map`, { force: true });

@@ -3,8 +3,15 @@
 // (callgrind knows them only by address). For profile-mcp-instructions.ts.
 import { existsSync, readFileSync } from 'node:fs';
 
-/** Instructions executed in each function itself (not in what it called), by name. */
-export function selfInstructions(dumpFile: string): Map<string, number> {
+export interface CallgrindDump {
+  /** Instructions executed in each function itself (not in what it called), by name. */
+  self: Map<string, number>;
+  /** The totals by event (Ir, and with --cache-sim and --branch-sim the misses and mispredictions). */
+  totals: Map<string, number>;
+}
+
+export function readDump(dumpFile: string): CallgrindDump {
+  const text = readFileSync(dumpFile, 'utf8');
   const names = new Map<string, string>();
   const self = new Map<string, number>();
   let current = '?';
@@ -16,7 +23,7 @@ export function selfInstructions(dumpFile: string): Map<string, number> {
     if (match[2] !== undefined) names.set(match[1]!, match[2]);
     return names.get(match[1]!) ?? '?';
   };
-  for (const line of readFileSync(dumpFile, 'utf8').split('\n')) {
+  for (const line of text.split('\n')) {
     if (line.startsWith('fn=')) {
       current = nameOf(line.slice(3));
       costIsCall = false;
@@ -31,15 +38,9 @@ export function selfInstructions(dumpFile: string): Map<string, number> {
       else self.set(current, (self.get(current) ?? 0) + cost);
     }
   }
-  return self;
-}
-
-/** The dump's totals by event (Ir, and with --cache-sim and --branch-sim the misses and mispredictions). */
-export function eventTotals(dumpFile: string): Map<string, number> {
-  const text = readFileSync(dumpFile, 'utf8');
   const events = /^events: (.*)$/m.exec(text)?.[1]?.split(' ') ?? [];
-  const totals = /^summary: (.*)$/m.exec(text)?.[1]?.split(' ').map(Number) ?? [];
-  return new Map(events.map((event, index) => [event, totals[index] ?? 0]));
+  const summary = /^summary: (.*)$/m.exec(text)?.[1]?.split(' ').map(Number) ?? [];
+  return { self, totals: new Map(events.map((event, index) => [event, summary[index] ?? 0])) };
 }
 
 interface CodeRange { start: number; end: number; name: string }

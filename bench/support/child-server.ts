@@ -28,17 +28,29 @@ export async function startChildServer(
   const path = fileURLToPath(new URL(`../servers/${script}`, import.meta.url));
   const child = fork(path, args, { execArgv, stdio: ['ignore', onStdout ? 'pipe' : 'ignore', 'inherit', 'ipc'] });
   if (onStdout) child.stdout?.setEncoding('utf8').on('data', onStdout);
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not start within 20 s`)), 20_000);
-    child.on('message', (message: ReadyMessage) => {
-      if (message?.type === 'ready') { clearTimeout(timer); resolve(message.port); }
-    });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${script} exited with code ${code} before it was ready`)); });
-  });
+  const port = await portOnceReady(child, script, 20_000);
   return {
     url: `http://127.0.0.1:${port}`, pid: child.pid!, cpuMicros: () => cpuOf(child), ask: (message, type) => ask(child, message, type),
     stop: () => stopChild(child),
   };
+}
+
+/**
+ * The port a forked server (serveUntilStopped below) announces; rejects if it exits first or
+ * takes longer than `withinMs`, with `exitDetail()` (say, the end of its stderr) after the exit code.
+ */
+export function portOnceReady(child: ChildProcess, script: string, withinMs: number, exitDetail: () => string = () => ''): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} did not start within ${withinMs / 1000} s`)), withinMs);
+    child.on('message', (message: ReadyMessage) => {
+      if (message?.type === 'ready') { clearTimeout(timer); resolve(message.port); }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      const detail = exitDetail();
+      reject(new Error(`${script} exited with code ${code} before it was ready${detail ? `: ${detail}` : ''}`));
+    });
+  });
 }
 
 function ask<Answer>(child: ChildProcess, message: string, answerType: string): Promise<Answer> {

@@ -1,12 +1,12 @@
-// What profile-mcp-instructions.ts reads from callgrind: each function's own instructions (not
-// those of what it called), the dump's totals by event, and V8's compiled functions named from
-// Node's perf map. The dump below is written as callgrind writes one (compressed names, a call's
-// cost after its `calls=` line).
+// What profile-mcp-instructions.ts reads from callgrind: in one read of a dump, each function's own
+// instructions (not those of what it called) and the totals by event; and V8's compiled functions
+// named from Node's perf map. The dump below is written as callgrind writes one (compressed names,
+// a call's cost after its `calls=` line).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { eventTotals, kindOf, namedBy, perfMap, selfInstructions } from '../../bench/support/callgrind-dump.js';
+import { kindOf, namedBy, perfMap, readDump } from '../../bench/support/callgrind-dump.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'teaminfra-callgrind-dump-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -40,7 +40,7 @@ describe('reading a callgrind dump', () => {
   it("counts each function's own instructions, not what it called", () => {
     const file = join(directory, 'dump');
     writeFileSync(file, DUMP);
-    const self = selfInstructions(file);
+    const { self } = readDump(file);
     expect(self.get('main')).toBe(100);
     // Named once as "(2) Builtins_LoadIC" on a cfn= line, then used as "(2)".
     expect(self.get('Builtins_LoadIC')).toBe(900);
@@ -50,7 +50,7 @@ describe('reading a callgrind dump', () => {
   it('reads the totals of each event', () => {
     const file = join(directory, 'dump');
     writeFileSync(file, DUMP);
-    expect(Object.fromEntries(eventTotals(file))).toEqual({ Ir: 1160, I1mr: 7 });
+    expect(Object.fromEntries(readDump(file).totals)).toEqual({ Ir: 1160, I1mr: 7 });
   });
 
   it("names V8's compiled code from the perf map, recursive calls included", () => {
