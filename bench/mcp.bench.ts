@@ -4,8 +4,8 @@
 // JSON transport) and as a 2026-07-28 client does (version and capabilities in _meta,
 // Mcp-Method/Mcp-Name headers; the SDK's createMcpHandler answers it), each against baseline (d):
 // the best server a careful engineer would write with the same SDK and Fastify for this one call
-// (servers/sdk-floor.ts, its own process). Targets (issue 26): ours >= 0.95 of (d) for both eras,
-// and the 2026-07-28 call >= 0.9 of the 2025-era call.
+// (servers/sdk-floor.ts, its own process). Target (issue 38, which retired issue 26's 0.95 and the
+// 2026-07-28/2025-era 0.9, whose gap is the SDK's): ours >= 0.85 of (d) for both eras.
 // Then tools/list for a full-access token (bytes; bound 24 KB, test/mcp/tool-list-size.test.ts),
 // and the stdio server: from process start to the answer of tools/list (initialize first, as a
 // client does), median of runs, against a bare Node process answering the same two lines
@@ -28,8 +28,7 @@ import { seedListServices } from './support/seed.js';
 import { envNumber, loadSettings } from './support/settings.js';
 
 const REST_PATH = '/api/service-erp?limit=50';
-const FLOOR_TARGET = 0.95;
-const MODERN_OVER_LEGACY_TARGET = 0.9;
+const FLOOR_TARGET = 0.85;
 const STDIO_OVER_BARE_TARGET = 2.5;
 const TOOL_LIST_BOUND_BYTES = 24 * 1024;
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -232,11 +231,10 @@ export default async function mcpBench() {
     const met = {
       legacyOverFloor: ratios.legacyOverFloor >= FLOOR_TARGET,
       modernOverFloor: ratios.modernOverFloor >= FLOOR_TARGET,
-      modernOverLegacy: ratios.modernOverLegacy >= MODERN_OVER_LEGACY_TARGET,
       toolList: toolListBytes <= TOOL_LIST_BOUND_BYTES,
       stdio: stdioOverFloor <= STDIO_OVER_BARE_TARGET,
     };
-    const target = { floor: FLOOR_TARGET, modernOverLegacy: MODERN_OVER_LEGACY_TARGET, toolListBytes: TOOL_LIST_BOUND_BYTES,
+    const target = { floor: FLOOR_TARGET, toolListBytes: TOOL_LIST_BOUND_BYTES,
       stdioOverBare: STDIO_OVER_BARE_TARGET, each: met, met: Object.values(met).every(Boolean) };
     const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
@@ -256,8 +254,8 @@ export default async function mcpBench() {
       `${verdict(met.legacyOverFloor)} / ${verdict(met.modernOverFloor)}`);
     console.log(`(d)/REST, 2025-era = ${fixed(ratios.floorOverRest)} (CPU view ${fixed(ratios.cpuFloorOverRest)}); ` +
       `2026-07-28 = ${fixed(ratios.floorModernOverRest)} (CPU view ${fixed(ratios.cpuFloorModernOverRest)})`);
-    console.log(`ours 2026-07-28/2025-era = ${fixed(ratios.modernOverLegacy)} (CPU view ${fixed(ratios.cpuModernOverLegacy)}); ` +
-      `target >= ${MODERN_OVER_LEGACY_TARGET}: ${verdict(met.modernOverLegacy)}`);
+    console.log(`ours 2026-07-28/2025-era = ${fixed(ratios.modernOverLegacy)} (CPU view ${fixed(ratios.cpuModernOverLegacy)}; ` +
+      'no target: the gap is the SDK\'s, (d) shows the same)');
     console.log(`ours/REST: 2025-era ${fixed(ratios.mcpOverRest)}, 2026-07-28 ${fixed(ratios.modernOverRest)}`);
     console.log(`tools/list, full-access token: ${toolListBytes} bytes for ${toolCount} tools; bound ${TOOL_LIST_BOUND_BYTES}: ${verdict(met.toolList)}`);
     console.log(`stdio, process start to tools/list answer: median ${fixed(stdioMedianMs, 0)} ms over ${stdioRuns.length} runs ` +
