@@ -14,6 +14,7 @@ import { sealStoredSecrets } from '../secrets/seal-stored-secrets.js';
 import { loadSecretsKeys } from '../secrets/secrets-key.js';
 import { UsageError } from './usage.js';
 import { engineAddressOption } from './docker-commands.js';
+import { terminalRequestLog } from './terminal-request-log.js';
 
 /** The longest `serve` takes to stop after SIGTERM: the longer of the two grace periods (they run side by side), and 10 s to close. */
 const STOP_BACKSTOP_MS = Math.max(10_000, DEFAULT_ENGINE_CONFIG.shutdownGraceMs) + 10_000;
@@ -63,7 +64,10 @@ export async function runServe(args: string[]): Promise<void> {
   app.decisions.start();
   // /mcp answers to loopback names, the address it listens on, and the names the operator lists.
   const allowedHosts = [host, ...(process.env.TEAMINFRA_ALLOWED_HOSTS?.split(',').map((name) => name.trim()).filter(Boolean) ?? [])];
-  const server = await buildHttpServer(app, catalog, { logger: { level: process.env.LOG_LEVEL ?? 'info' }, allowedHosts });
+  // JSON lines for a log collector; readable lines in a terminal, where the banner comes first.
+  const terminalLog = process.stdout.isTTY && process.env.TEAMINFRA_LOG_FORMAT !== 'json' ? terminalRequestLog(process.stdout) : undefined;
+  const logger = { level: process.env.LOG_LEVEL ?? 'info', ...(terminalLog ? { stream: terminalLog.stream } : {}) };
+  const server = await buildHttpServer(app, catalog, { logger, allowedHosts });
   // Before the address is printed, so that the demo's first caught email is there to read.
   const demoCopy = demo && await makeDemoCopy(server, demo.token, demo.productionId).catch((error: Error) => error);
   const address = await server.listen({ port, host });
@@ -93,6 +97,7 @@ export async function runServe(args: string[]): Promise<void> {
     );
   }
   process.stdout.write(lines.join('\n') + '\n');
+  terminalLog?.showRequests();
 
   let stopping = false;
   const stop = async () => {
