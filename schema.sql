@@ -498,6 +498,11 @@ CREATE TABLE IF NOT EXISTS backup_schedules (
 );
 CREATE INDEX IF NOT EXISTS backup_schedules_due ON backup_schedules (next_run_at);
 CREATE INDEX IF NOT EXISTS backup_schedules_retry ON backup_schedules (retry_at);
+-- Who last changed the schedule: 'token' or 'user' (a member in the panel) and their id; null
+-- while nobody has since the scheduler wrote it. The activity trail names them beside the
+-- schedule for each backup its retention removes (src/engine/backup-removal-entry.ts).
+ALTER TABLE backup_schedules ADD COLUMN IF NOT EXISTS changed_by_type TEXT;
+ALTER TABLE backup_schedules ADD COLUMN IF NOT EXISTS changed_by_id TEXT;
 
 -- A team's default schedule for its new services (teaminfra admin set-backup-schedule-default).
 CREATE TABLE IF NOT EXISTS team_backup_schedule_defaults (
