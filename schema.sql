@@ -426,6 +426,13 @@ CREATE TABLE IF NOT EXISTS download_links (
   expires_at   TEXT NOT NULL,
   used_at      TEXT
 );
+-- What the link's first GET is recorded as in the activity trail (src/http/download-links.ts):
+-- the tool that issued it, what it reads, and the channel it was asked on. Null on a link issued
+-- by an earlier version (recorded with what the row has).
+ALTER TABLE download_links ADD COLUMN IF NOT EXISTS action TEXT;
+ALTER TABLE download_links ADD COLUMN IF NOT EXISTS target_type TEXT;
+ALTER TABLE download_links ADD COLUMN IF NOT EXISTS target_id TEXT;
+ALTER TABLE download_links ADD COLUMN IF NOT EXISTS channel TEXT;
 
 -- OAuth sign-in (src/oauth): what the authorization server keeps (registered clients, grants,
 -- codes, refresh tokens, interactions, its signing and cookie keys) and our sign-in records,

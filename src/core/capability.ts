@@ -118,6 +118,13 @@ interface CapabilityFields<Input extends z.ZodObject, Output extends z.ZodType> 
    */
   readableByRequester?: true;
   /**
+   * A read sensitive enough to be recorded as an action is (a whole database, an email that may
+   * hold a reset link): each allowed call gets its own row in the activity trail, where other
+   * reads only mark the token as used. A file handed out as a link (over MCP) is recorded when
+   * the link is used (src/http/download-links.ts), not when it is issued: that is when it is read.
+   */
+  recordedRead?: true;
+  /**
    * An action that a token can be set to need approval for ("Needs approval for" on the API
    * Tokens page): such a token's call queues nothing and waits, as an operation of kind `queues`
    * in state awaiting_approval, for a decision someone else answers (src/decisions/approvals.ts).

@@ -167,8 +167,8 @@ async function gateThen<T>(
         observer: deps.observer,
       });
     deps.audit.tokenUsed(principal.tokenId, channel);
-    // Reads only touch last-used; every action gets its own row.
-    if (!capability.hints.readOnly) {
+    // Reads only touch last-used; every action, and every read of what is most sensitive, gets its own row.
+    if (!capability.hints.readOnly || recordsThisRead(capability, perform)) {
       deps.audit.record({
         team_id: principal.teamId, actor_type: 'token', actor_id: principal.tokenId, channel,
         action: capability.name, target_type: capability.target.kind, target_id: targetId,
@@ -182,6 +182,11 @@ async function gateThen<T>(
     denied(deps, principal, channel, capability.name, error, capability.target.kind, targetId);
     throw error;
   }
+}
+
+/** A recorded read is recorded here unless it only issued a link (run() of a download): the link's use is (download-links.ts). */
+function recordsThisRead(capability: Capability, perform: unknown): boolean {
+  return capability.recordedRead === true && !(capability.download && perform === capability.run);
 }
 
 /** Whether the capability acts on one thing to resolve (resolveTarget answers undefined for the team and the caller). */

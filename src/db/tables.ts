@@ -140,6 +140,8 @@ export interface InvitationsTable {
 
 export interface DownloadLinksTable {
   id_hash: string; team_id: string; token_id: string; file: string; created_at: string; expires_at: string; used_at: string | null;
+  /** What its use is recorded as (schema.sql). */
+  action: string | null; target_type: string | null; target_id: string | null; channel: string | null;
 }
 
 /** src/oauth: the authorization server's records and our sign-in records (schema.sql). */
