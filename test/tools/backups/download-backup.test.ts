@@ -4,10 +4,9 @@
 // the link the tool hands out, not its issue. Reading a backup's details stays a plain read.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectHttp } from '../../mcp/clients.js';
+import { trailOfToken } from '../../support/activity-trail.js';
 import { addHistory, type SeededWithHistory } from '../../support/catalog-samples.js';
 import { getJson, makeToken, seedTeam, startTestServer, type TestServer } from '../../support/fixtures.js';
-
-interface Entry { token: { id: string } | null; channel: string; action: string; target: { type: string; id: string } | null; outcome: string }
 
 let server: TestServer;
 let team: SeededWithHistory;
@@ -20,12 +19,7 @@ beforeAll(async () => {
 });
 afterAll(async () => { await server.close(); });
 
-async function trailOf(tokenId: string): Promise<Entry[]> {
-  await server.app.audit.flush();
-  const answer = await getJson(server.baseUrl, `/api/activity?token_id=${tokenId}`, auditor);
-  expect(answer.status).toBe(200);
-  return answer.body.data as Entry[];
-}
+const trailOf = (tokenId: string) => trailOfToken(server, auditor, tokenId);
 
 describe('download_backup', () => {
   it('is a row of the activity trail, with the token, the backup and the channel, when downloaded over REST', async () => {

@@ -45,6 +45,18 @@ async function scheduledBackups(serviceId: string, days: number, teamId = team.t
   return ids;
 }
 
+/**
+ * A team of its own, 10 days of scheduled backups of its first service, a token that may lower
+ * that service's retention but needs approval to, and a token that answers decisions.
+ */
+async function carefulAgentsTeam() {
+  const { teamId, serviceIds: [serviceId] } = await seedTeam(server.app);
+  await scheduledBackups(serviceId, 10, teamId);
+  const agent = await makeToken(server.app, teamId, { permissions: ['backups:create', 'backups:delete'], needsApproval: ['set_backup_schedule'] });
+  const approver = (await makeToken(server.app, teamId, { permissions: ['decisions:answer'] })).value;
+  return { teamId, serviceId, agent, approver };
+}
+
 const scheduleOf = async (serviceId: string) => (await send(server.baseUrl, 'GET', path(serviceId), full)).body;
 
 describe('set_backup_schedule', () => {
@@ -112,14 +124,8 @@ describe('set_backup_schedule', () => {
   });
 
   it('holds a lowering for approval for a token that needs it, sets the schedule once approved, and never holds a raise', async () => {
-    const other = await seedTeam(server.app);
-    const serviceId = other.serviceIds[0];
-    await scheduledBackups(serviceId, 10, other.teamId);
-    const agent = (await makeToken(server.app, other.teamId, {
-      permissions: ['backups:create', 'backups:delete'], needsApproval: ['set_backup_schedule'],
-    })).value;
-    const approver = (await makeToken(server.app, other.teamId, { permissions: ['decisions:answer'] })).value;
-    const reader = (await makeToken(server.app, other.teamId)).value;
+    const { teamId, serviceId, agent: { value: agent }, approver } = await carefulAgentsTeam();
+    const reader = (await makeToken(server.app, teamId)).value;
     const before = (await send(server.baseUrl, 'GET', path(serviceId), reader)).body;
 
     expect((await send(server.baseUrl, 'PUT', path(serviceId), agent, RAISED)).status).toBe(200);
@@ -138,4 +144,51 @@ describe('set_backup_schedule', () => {
     expect((await send(server.baseUrl, 'GET', path(serviceId), reader)).body).toMatchObject({ keep_daily: 2, keep_weekly: 0, keep_monthly: 0 });
     expect(before).toMatchObject({ keep_daily: 7 });
   });
+
+  it('checks backups:delete again when approved: taken away meanwhile, the operation fails and the schedule stays', async () => {
+    const { serviceId, agent, approver } = await carefulAgentsTeam();
+    const held = await send(server.baseUrl, 'PUT', path(serviceId), agent.value, LOWERED);
+    expect(held.status).toBe(202);
+    await server.app.db.kysely.updateTable('api_tokens').set({ permissions: 'backups:create' }).where('id', '=', agent.id).execute();
+    await send(server.baseUrl, 'POST', `/api/decisions/${held.body.decision_id}/answer`, approver, { answer: 'approve' });
+    const ended = await waitForOperation(server.baseUrl, agent.value, held.body.id);
+    expect(ended.state).toBe('failed');
+    expect(ended.reason).toBe('Approved, but it could not be carried out: This API token does not have the backups:delete scope.');
+    expect(await server.app.db.kysely.selectFrom('backup_schedules').select('keep_daily').where('service_id', '=', serviceId).executeTakeFirst())
+      .toBeUndefined();
+  });
+
+  it('over MCP, waits for the approval of a held lowering and answers with its operation, succeeded', async () => {
+    const { teamId, serviceId, agent: { value: agent }, approver } = await carefulAgentsTeam();
+    // The suites' own setting answers an MCP action at once (vitest.config.ts); this one waits, as by default.
+    const wait = process.env.TEAMINFRA_MCP_WAIT_SECONDS;
+    process.env.TEAMINFRA_MCP_WAIT_SECONDS = '30';
+    const { client, close } = await connectHttp(server.baseUrl, agent);
+    try {
+      const call = client.callTool({ name: 'set_backup_schedule', arguments: { service_id: serviceId, ...LOWERED } });
+      const decision = await pendingDecisionOf(teamId);
+      expect((await send(server.baseUrl, 'POST', `/api/decisions/${decision}/answer`, approver, { answer: 'approve' })).status).toBe(200);
+      const result = await call;
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toMatchObject({ kind: 'set_backup_schedule', state: 'succeeded', service_id: serviceId });
+    } finally {
+      process.env.TEAMINFRA_MCP_WAIT_SECONDS = wait;
+      await close();
+    }
+    const schedule = await server.app.db.kysely.selectFrom('backup_schedules').select(['keep_daily', 'changed_by_type'])
+      .where('service_id', '=', serviceId).executeTakeFirstOrThrow();
+    expect(schedule).toEqual({ keep_daily: 2, changed_by_type: 'token' });
+  });
 });
+
+/** The id of the team's pending decision, once there is one (within 10 s). */
+async function pendingDecisionOf(teamId: string): Promise<string> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const row = await server.app.db.kysely.selectFrom('decisions').select('id').where('team_id', '=', teamId).where('state', '=', 'pending')
+      .executeTakeFirst();
+    if (row) return row.id;
+    if (Date.now() > deadline) throw new Error(`no pending decision in team ${teamId} after 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
