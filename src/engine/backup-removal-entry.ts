@@ -15,7 +15,7 @@ export interface JudgingSchedule extends BackupScheduleFields {
   changed_by_id: string | null;
 }
 
-export const PRUNE_ACTION = 'prune_backup';
+const PRUNE_ACTION = 'prune_backup';
 
 export function backupRemovalEntry(backup: RetainedBackup, schedule: JudgingSchedule | undefined, keptFailed: number): AuditLogTable {
   const bySchedule = backup.kind === 'scheduled' && !backup.service_deleted;
