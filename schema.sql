@@ -426,6 +426,13 @@ CREATE TABLE IF NOT EXISTS download_links (
   expires_at   TEXT NOT NULL,
   used_at      TEXT
 );
+-- What the link's first GET is recorded as in the activity trail (src/http/download-links.ts):
+-- the tool that issued it, what it reads, and the channel it was asked on. Null on a link issued
+-- by an earlier version (recorded with what the row has).
+ALTER TABLE download_links ADD COLUMN IF NOT EXISTS action TEXT;
+ALTER TABLE download_links ADD COLUMN IF NOT EXISTS target_type TEXT;
+ALTER TABLE download_links ADD COLUMN IF NOT EXISTS target_id TEXT;
+ALTER TABLE download_links ADD COLUMN IF NOT EXISTS channel TEXT;
 
 -- OAuth sign-in (src/oauth): what the authorization server keeps (registered clients, grants,
 -- codes, refresh tokens, interactions, its signing and cookie keys) and our sign-in records,
@@ -498,6 +505,11 @@ CREATE TABLE IF NOT EXISTS backup_schedules (
 );
 CREATE INDEX IF NOT EXISTS backup_schedules_due ON backup_schedules (next_run_at);
 CREATE INDEX IF NOT EXISTS backup_schedules_retry ON backup_schedules (retry_at);
+-- Who last changed the schedule: 'token' or 'user' (a member in the panel) and their id; null
+-- while nobody has since the scheduler wrote it. The activity trail names them beside the
+-- schedule for each backup its retention removes (src/engine/backup-removal-entry.ts).
+ALTER TABLE backup_schedules ADD COLUMN IF NOT EXISTS changed_by_type TEXT;
+ALTER TABLE backup_schedules ADD COLUMN IF NOT EXISTS changed_by_id TEXT;
 
 -- A team's default schedule for its new services (teaminfra admin set-backup-schedule-default).
 CREATE TABLE IF NOT EXISTS team_backup_schedule_defaults (

@@ -17,8 +17,13 @@ export const DownloadView = builtOnce(() => z.object({
   expires_at: z.string(),
 }));
 
-export async function downloadLink(context: CapabilityContext, file: FileSource): Promise<Infer<typeof DownloadView>> {
-  const link = await createDownloadLink(context.db.kysely, context.reach.teamId, context.actor.tokenId, file);
+/** `read`: the tool and what it reads, as the link's use is recorded in the activity trail (src/http/download-links.ts). */
+export async function downloadLink(
+  context: CapabilityContext, file: FileSource, read: { action: string; target: { type: string; id: string } },
+): Promise<Infer<typeof DownloadView>> {
+  const link = await createDownloadLink(context.db.kysely, context.reach.teamId, context.actor.tokenId, file, {
+    ...read, channel: context.actor.channel,
+  });
   return {
     filename: file.filename, content_type: file.contentType, size_bytes: file.sizeBytes, sha256: file.sha256,
     download_url: (context.publicUrl ?? '') + link.path, expires_at: link.expiresAt,

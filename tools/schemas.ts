@@ -161,9 +161,12 @@ export const ActivityView = builtOnce(() => z.object({
   id: z.string(),
   at: z.string(),
   token: z.object({ id: TokenId(), name: z.string().nullable(), source: z.string().nullable() }).nullable()
-    .describe('The token that acted; null for a person in the panel or the operator.'),
-  member: z.object({ id: z.string(), email: z.string().nullable() }).nullable().describe('The person who acted in the panel.'),
-  channel: z.enum(['rest', 'mcp', 'panel', 'cli']).describe('rest includes the command line; cli is the operator on the server.'),
+    .describe('The token that acted; null for a person in the panel or the operator. On channel schedule: who last changed the schedule.'),
+  member: z.object({ id: z.string(), email: z.string().nullable() }).nullable()
+    .describe('The person who acted in the panel. On channel schedule: who last changed the schedule.'),
+  channel: z.enum(['rest', 'mcp', 'panel', 'cli', 'schedule', 'retention'])
+    .describe('rest includes the command line; cli is the operator on the server; schedule: a backup schedule removed a backup; ' +
+      'retention: backup retention did.'),
   action: z.string().describe('A tool name, or a panel action such as create_token.'),
   target: z.object({ type: z.string(), id: z.string() }).nullable(),
   outcome: z.enum(['allowed', 'denied', 'failed']),

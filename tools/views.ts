@@ -96,7 +96,9 @@ export function decisionView(row: DecisionRow): Infer<typeof DecisionView> {
   };
 }
 
-const ACTIVITY_CHANNELS: Record<string, Infer<typeof ActivityView>['channel']> = { api: 'rest', mcp: 'mcp', panel: 'panel', cli: 'cli' };
+const ACTIVITY_CHANNELS: Record<string, Infer<typeof ActivityView>['channel']> = {
+  api: 'rest', mcp: 'mcp', panel: 'panel', cli: 'cli', schedule: 'schedule', retention: 'retention',
+};
 
 export function activityView(row: ActivityRow): Infer<typeof ActivityView> {
   return {

@@ -1,6 +1,7 @@
-// The permission catalog. Write implies read (asking and answering decisions imply reading them); download, restore, reading caught mail,
-// reading a service's logs (which can hold personal data and reset links) and reading the team's activity (what every token did) are
-// permissions of their own, implied by nothing but full access.
+// The permission catalog. Write implies read (asking and answering decisions imply reading them); download, restore, delete
+// (lowering a schedule's retention so that backups go: they are gone for good), reading caught mail, reading a service's logs
+// (which can hold personal data and reset links) and reading the team's activity (what every token did) are permissions of
+// their own, implied by nothing but full access.
 export const PERMISSIONS = [
   { id: 'services:read', label: 'Read ERP services (and their copies)', group: 'ERP services', implies: [] },
   { id: 'services:operate', label: 'Start, stop and redeploy ERP services', group: 'ERP services', implies: ['services:read'] },
@@ -12,6 +13,7 @@ export const PERMISSIONS = [
   { id: 'backups:create', label: 'Create backups', group: 'Backups', implies: ['backups:read'] },
   { id: 'backups:download', label: 'Download backups', group: 'Backups', implies: [] },
   { id: 'backups:restore', label: 'Restore backups', group: 'Backups', implies: [] },
+  { id: 'backups:delete', label: "Delete backups (lower a schedule's retention so that backups go)", group: 'Backups', implies: [] },
   { id: 'mailcatcher:read', label: "Read emails kept by copies' mail catchers", group: 'Mail catcher', implies: [] },
   { id: 'decisions:read', label: 'Read decisions asked of the team', group: 'Decisions', implies: [] },
   { id: 'decisions:request', label: 'Ask the team for decisions', group: 'Decisions', implies: ['decisions:read'] },

@@ -118,11 +118,33 @@ interface CapabilityFields<Input extends z.ZodObject, Output extends z.ZodType> 
    */
   readableByRequester?: true;
   /**
+   * A read sensitive enough to be recorded as an action is (a whole database, an email that may
+   * hold a reset link): each allowed call gets its own row in the activity trail, where other
+   * reads only mark the token as used. A file handed out as a link (over MCP) is recorded when
+   * the link is used (src/http/download-links.ts), not when it is issued: that is when it is read.
+   */
+  recordedRead?: true;
+  /**
    * An action that a token can be set to need approval for ("Needs approval for" on the API
    * Tokens page): such a token's call queues nothing and waits, as an operation of kind `queues`
    * in state awaiting_approval, for a decision someone else answers (src/decisions/approvals.ts).
+   * An action answered at once (200) names the kind of the operation that waits instead
+   * (`heldAs`): held, it answers 202 with that operation; approved, run() does the action and
+   * ends the operation itself (CapabilityContext.approvedOperationId).
    */
-  approvable?: { queues: OperationKind };
+  approvable?: { queues: OperationKind } | { heldAs: HeldOnlyKind };
+  /**
+   * For an action that destroys something only with some inputs (set_backup_schedule: lowering
+   * retention so that existing backups would be removed). invoke() asks `applies` once the input
+   * is valid and its target resolved (whether anything would be lost depends on what exists
+   * now): when it does, the call needs `permission` besides the capability's own (403 naming
+   * it), and only then waits for approval where the token needs it. Otherwise the call is an
+   * ordinary one of the capability's own permission.
+   */
+  destructiveWhen?: {
+    permission: PermissionId;
+    applies(input: z.output<Input>, context: { db: Db; target: Record<string, unknown> | undefined }): Promise<boolean>;
+  };
   http: HttpBinding;
   hints: Hints;
   errors: readonly ErrorCode[];
@@ -133,6 +155,9 @@ interface CapabilityFields<Input extends z.ZodObject, Output extends z.ZodType> 
    */
   download?(input: z.output<Input>, context: CapabilityContext): Promise<FileSource>;
 }
+
+/** The kind of an operation that exists only to wait for approval of an action answered at once. */
+export type HeldOnlyKind = 'set_backup_schedule';
 
 /** A capability as the adapters, the OpenAPI document and invoke() read it. */
 export interface CapabilityDefinition<Input extends z.ZodObject, Output extends z.ZodType> extends CapabilityFields<Input, Output> {
@@ -174,6 +199,7 @@ export function defineCapability<Input extends z.ZodObject, Output extends z.Zod
   assertNotTokenManagement(spec);
   assertRequesterReadsOnlyOperations(spec);
   assertApprovableQueuesAnOperation(spec);
+  assertDestructiveWhenIsDestructive(spec);
   const { input, output, ...fields } = spec;
   const definition = Object.defineProperties(fields, {
     input: { enumerable: true, get: builtOnce(() => assertPathParamsInInput(spec, input())) },
@@ -182,12 +208,28 @@ export function defineCapability<Input extends z.ZodObject, Output extends z.Zod
   return Object.freeze(definition);
 }
 
-/** Only an action answered with an operation (202) can wait for approval: the operation is what waits. */
+/**
+ * Only an action on one thing can wait for approval, as an operation: one answered 202 queues
+ * it; one answered at once names the kind of operation that waits (`heldAs`).
+ */
 function assertApprovableQueuesAnOperation(definition: CapabilityFields<z.ZodObject, z.ZodType>): void {
   if (!definition.approvable) return;
-  if (definition.hints.readOnly || definition.http.status !== 202 || !('from' in definition.target)) {
+  const queues = 'queues' in definition.approvable;
+  if (definition.hints.readOnly || (definition.http.status === 202) !== queues || !('from' in definition.target)) {
     throw new CatalogError(`Capability ${definition.name}: only an action on one thing that queues an operation can need approval.`);
   }
+}
+
+/** An action destructive with some inputs says so in its hints: an assistant's client may ask before calling it. */
+function assertDestructiveWhenIsDestructive(definition: CapabilityFields<z.ZodObject, z.ZodType>): void {
+  if (definition.destructiveWhen && (definition.hints.readOnly || !definition.hints.destructive)) {
+    throw new CatalogError(`Capability ${definition.name}: an action destructive with some inputs has the destructive hint.`);
+  }
+}
+
+/** Whether a call of the capability can answer 202 with an operation: one that queues it, or one held for approval. */
+export function answersWithOperation(capability: Pick<Capability, 'http' | 'approvable'>): boolean {
+  return capability.http.status === 202 || capability.approvable !== undefined;
 }
 
 /**

@@ -1,6 +1,8 @@
 // invoke(): THE authorization core. Every capability call, from every channel, passes here, in
 // this order: token valid (401), channel accepted, plan includes the API, permission held,
-// creation allowed (403), input valid (400), target reachable (404), then run, then audit.
+// creation allowed (403), input valid (400), target reachable (404), the permission this input
+// needs besides (403: a change that would destroy something, `destructiveWhen`), then run, then
+// audit.
 // Then one more step for a token that needs approval for the action: nothing runs; the action
 // waits, as an operation awaiting approval, for a decision someone else answers. The core asks
 // the hook it is given (deps.approvals, provided by src/decisions/approvals.ts) and knows nothing
@@ -149,7 +151,8 @@ async function gateThen<T>(
     if (!parsed.success) throw validationError(parsed.error);
     const input = parsed.data as Record<string, unknown>;
     const target = hasTarget(capability) ? await resolveTarget(deps.db, reach, capability.target, input) : undefined;
-    const output = perform === capability.run && deps.approvals.waitsForApproval(principal, capability)
+    const destructive = await destructiveInput(deps.db, principal, capability, input, target);
+    const output = perform === capability.run && destructive !== false && deps.approvals.waitsForApproval(principal, capability)
       ? await deps.approvals.hold(deps, { capability, principal, channel, input, target, idempotencyKey: credentials.idempotencyKey }) as T
       : await perform(input, {
         db: deps.db,
@@ -164,8 +167,8 @@ async function gateThen<T>(
         observer: deps.observer,
       });
     deps.audit.tokenUsed(principal.tokenId, channel);
-    // Reads only touch last-used; every action gets its own row.
-    if (!capability.hints.readOnly) {
+    // Reads only touch last-used; every action, and every read of what is most sensitive, gets its own row.
+    if (!capability.hints.readOnly || recordsThisRead(capability, perform)) {
       deps.audit.record({
         team_id: principal.teamId, actor_type: 'token', actor_id: principal.tokenId, channel,
         action: capability.name, target_type: capability.target.kind, target_id: targetId,
@@ -179,6 +182,11 @@ async function gateThen<T>(
     denied(deps, principal, channel, capability.name, error, capability.target.kind, targetId);
     throw error;
   }
+}
+
+/** A recorded read is recorded here unless it only issued a link (run() of a download): the link's use is (download-links.ts). */
+function recordsThisRead(capability: Capability, perform: unknown): boolean {
+  return capability.recordedRead === true && !(capability.download && perform === capability.run);
 }
 
 /** Whether the capability acts on one thing to resolve (resolveTarget answers undefined for the team and the caller). */
@@ -205,6 +213,23 @@ function denied(
 export function permissionRefusal(principal: Principal, capability: Capability): AppError | undefined {
   if (capability.permission === null || holds(principal, capability.permission) || capability.readableByRequester) return undefined;
   return missingPermission(capability.permission);
+}
+
+/**
+ * The permission step for what this input does: for a capability destructive only with some
+ * inputs, whether this one is (true), after refusing it (403 naming the permission) to a token
+ * without the permission it then needs; undefined for any other capability. Exported for an
+ * approved action, carried out later (src/decisions/approvals.ts), which asks it again as things
+ * stand then. The 403 sentence is the one of every missing permission.
+ */
+export async function destructiveInput(
+  db: Db, principal: Principal, capability: Capability, input: Record<string, unknown>, target: Record<string, unknown> | undefined,
+): Promise<boolean | undefined> {
+  const when = capability.destructiveWhen;
+  if (!when) return undefined;
+  if (!(await when.applies(input, { db, target }))) return false;
+  if (!holds(principal, when.permission)) throw missingPermission(when.permission);
+  return true;
 }
 
 /** The permission step: the token's reach, narrowed to its own requests where that is allowed; or 403. */

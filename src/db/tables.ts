@@ -140,6 +140,8 @@ export interface InvitationsTable {
 
 export interface DownloadLinksTable {
   id_hash: string; team_id: string; token_id: string; file: string; created_at: string; expires_at: string; used_at: string | null;
+  /** What its use is recorded as (schema.sql). */
+  action: string | null; target_type: string | null; target_id: string | null; channel: string | null;
 }
 
 /** src/oauth: the authorization server's records and our sign-in records (schema.sql). */
@@ -161,7 +163,12 @@ export interface BackupScheduleFields {
 export interface BackupSchedulesTable extends BackupScheduleFields {
   service_id: string; team_id: string; next_run_at: string | null; current_backup_id: string | null;
   attempts: number; retry_at: string | null; updated_at: string;
+  /** Who last changed it (schema.sql); null while nobody has. */
+  changed_by_type: ScheduleChanger['type'] | null; changed_by_id: string | null;
 }
+
+/** A token, or a member in the panel, who changed a backup schedule. */
+export interface ScheduleChanger { type: 'token' | 'user'; id: string }
 
 export interface TeamBackupScheduleDefaultsTable extends BackupScheduleFields {
   team_id: string;

@@ -1,7 +1,9 @@
 // The actions a token can be set to need approval for ("Needs approval for"). The catalog marks
 // them (`approvable`); this list names them (with their catalog titles) for the command line and
 // the panel without loading the catalog, and a test keeps the two equal.
-export const APPROVABLE_ACTIONS = ['stop_erp_service', 'redeploy_erp_service', 'delete_erp_service', 'restore_backup'] as const;
+export const APPROVABLE_ACTIONS = [
+  'stop_erp_service', 'redeploy_erp_service', 'delete_erp_service', 'restore_backup', 'set_backup_schedule',
+] as const;
 
 export type ApprovableAction = (typeof APPROVABLE_ACTIONS)[number];
 
@@ -11,6 +13,12 @@ export const APPROVABLE_ACTION_TITLES: Record<ApprovableAction, string> = {
   redeploy_erp_service: 'Redeploy an ERP service',
   delete_erp_service: 'Delete an ERP service',
   restore_backup: 'Restore a backup',
+  set_backup_schedule: 'Set a backup schedule',
+};
+
+/** When an action waits for approval only with some inputs (its capability's `destructiveWhen`), what they are. */
+export const APPROVAL_ONLY_WHEN: Partial<Record<ApprovableAction, string>> = {
+  set_backup_schedule: 'only when lowering its retention would remove backups that exist',
 };
 
 export function isApprovableAction(name: string): name is ApprovableAction {

@@ -13,7 +13,7 @@ import { isExpired } from '../auth/expiry.js';
 import { principalOf } from '../core/authenticate.js';
 import { AppError, toAppError } from '../core/errors.js';
 import type { ApprovalDeps, ApprovalHook, Capability } from '../core/capability.js';
-import { admissionRefusal, callerAccess, permissionRefusal } from '../core/invoke.js';
+import { admissionRefusal, callerAccess, destructiveInput, permissionRefusal } from '../core/invoke.js';
 import type { Channel, Principal } from '../core/principal.js';
 import { resolveTarget } from '../core/reach.js';
 import { findDecision, insertDecision, type DecisionRow } from '../db/repositories/decisions.js';
@@ -62,7 +62,7 @@ export async function holdForApproval(
     const action = describeAction(capability, input, target, newId('op'));
     const decisionId = newId('dec');
     const operation: OperationRow = {
-      id: action.operation_id, team_id: principal.teamId, kind: capability.approvable!.queues,
+      id: action.operation_id, team_id: principal.teamId, kind: heldKindOf(capability),
       service_id: action.service_id, server_id: action.server_id, state: 'awaiting_approval', reason: null,
       parameters: JSON.stringify({ approval: { capability: capability.name, input }, backup_id: action.backup_id ?? undefined }),
       result: null, requested_by_token_id: principal.tokenId, requested_channel: channel,
@@ -102,6 +102,12 @@ async function settleAwaitingOperation(deps: ApprovalDeps, operationId: string, 
   await failAwaiting(deps.db.kysely, operation, notApprovedReason(decision));
 }
 
+/** The kind of the operation that waits: the one the action queues, or the one it is held as. */
+function heldKindOf(capability: Capability): string {
+  const approvable = capability.approvable!;
+  return 'queues' in approvable ? approvable.queues : approvable.heldAs;
+}
+
 function notApprovedReason(decision: DecisionRow): string {
   switch (decision.state) {
     case 'answered': return `Not approved: denied in decision ${decision.id}.`;
@@ -129,6 +135,7 @@ async function carryOut(deps: ApprovalDeps, operation: OperationRow, decision: D
     if (!parsed.success) throw new AppError('conflict', 'The request it was asked with is no longer valid.');
     const input = parsed.data as Record<string, unknown>;
     const target = await resolveTarget(deps.db, principal.reach, capability.target, input);
+    await destructiveInput(deps.db, principal, capability, input, target);
     await capability.run(input, {
       db: deps.db, reach: principal.reach, actor: { tokenId: principal.tokenId, channel }, caller: callerAccess(principal),
       target, idempotencyKey: undefined, publicUrl: deps.publicUrl, approvedOperationId: operation.id, approvals: deps.approvals,

@@ -12,6 +12,7 @@
 //   one awaiting approval, is never removed, whatever its age; nor is a pending one.
 // - Files under <data dir>/backups/ that no backup row names (left by a crash between the row's
 //   delete and the file's, or by an earlier version) are removed.
+// Every removal is a row of the activity trail, written with the row's delete (backup-removal-entry.ts).
 // Each node prunes the backups of the services its servers host: their files are in its data
 // directory. Backups of Docker services live in the engine's backups volume (docker://...),
 // which any node reaches: every node prunes them, the node whose delete of the row wins removes
@@ -23,6 +24,7 @@ import {
   backupRowExists, backupsNamedByRestores, deleteFinishedBackup, listFinishedBackups, teamRetentions, type RetainedBackup,
 } from '../db/repositories/backup-retention.js';
 import { schedulesOfServices } from '../db/repositories/backup-schedules.js';
+import { backupRemovalEntry, type JudgingSchedule } from './backup-removal-entry.js';
 import { isEngineBackupPath } from './docker/engine-backup-path.js';
 import { keptByGrandfatherFatherSon, TEAM_DEFAULT_SCHEDULE } from './backup-schedule/schedule-rules.js';
 import { inWriteTransaction } from './write-transaction.js';
@@ -54,13 +56,14 @@ export async function pruneBackups(db: Db, options: {
   const removed: string[] = [];
   const engineFiles: string[] = [];
   const finished = await listFinishedBackups(db.kysely, options.node);
-  const scheduledKept = await keptScheduledBackups(db, finished, options.now ?? Date.now());
+  const schedules = await schedulesOfScheduledBackups(db, finished);
+  const scheduledKept = keptScheduledBackups(finished, schedules, options.now ?? Date.now());
   for (const backup of finished) {
     const key = `${backup.service_id}/${backup.kind}/${backup.state}`;
     const newer = keptSoFar.get(key) ?? 0;
     keptSoFar.set(key, newer + 1);
     if (keeps(backup, newer, policies.get(backup.team_id) ?? options.defaults, scheduledKept) || named.has(backup.id)) continue;
-    if (!(await removeBackupRow(db, backup))) continue;
+    if (!(await removeBackupRow(db, backup, schedules.get(backup.service_id)))) continue;
     removed.push(backup.id);
     if (backup.file_path === null) continue;
     if (isEngineBackupPath(backup.file_path)) engineFiles.push(backup.file_path);
@@ -77,14 +80,21 @@ async function removeEngineBackupFiles(db: Db, paths: string[]): Promise<void> {
   await remove(db.kysely, paths);
 }
 
+type ServiceSchedule = JudgingSchedule & { timezone: string };
+
+/** The schedule of each service with scheduled backups among `finished`, by service. */
+async function schedulesOfScheduledBackups(db: Db, finished: RetainedBackup[]): Promise<Map<string, ServiceSchedule>> {
+  const serviceIds = new Set(finished.filter((backup) => backup.kind === 'scheduled').map((backup) => backup.service_id));
+  return new Map((await schedulesOfServices(db.kysely, [...serviceIds])).map((row) => [row.service_id, row]));
+}
+
 /** The completed scheduled backups each service's schedule keeps. */
-async function keptScheduledBackups(db: Db, finished: RetainedBackup[], now: number): Promise<Set<string>> {
+function keptScheduledBackups(finished: RetainedBackup[], schedules: Map<string, ServiceSchedule>, now: number): Set<string> {
   const byService = new Map<string, RetainedBackup[]>();
   for (const backup of finished) {
     if (backup.kind !== 'scheduled' || backup.state !== 'completed') continue;
     byService.set(backup.service_id, [...(byService.get(backup.service_id) ?? []), backup]);
   }
-  const schedules = new Map((await schedulesOfServices(db.kysely, [...byService.keys()])).map((row) => [row.service_id, row]));
   const kept = new Set<string>();
   for (const [serviceId, backups] of byService) {
     const schedule = schedules.get(serviceId);
@@ -104,12 +114,15 @@ function keeps(backup: RetainedBackup, newer: number, policy: RetentionPolicy, s
 
 /**
  * The row before the file (checked again: a restore may have named it since), so that no row
- * ever names a file that is gone; true if this pass deleted it (another node's may have).
+ * ever names a file that is gone; true if this pass deleted it (another node's may have), and
+ * then its activity row is written with the delete: one per removal, whichever node made it.
  */
-function removeBackupRow(db: Db, backup: RetainedBackup): Promise<boolean> {
+function removeBackupRow(db: Db, backup: RetainedBackup, schedule: JudgingSchedule | undefined): Promise<boolean> {
   return inWriteTransaction(db.kysely, async (trx) => {
     if ((await backupsNamedByRestores(trx)).has(backup.id)) return false;
-    return deleteFinishedBackup(trx, backup.id);
+    if (!(await deleteFinishedBackup(trx, backup.id))) return false;
+    await trx.insertInto('audit_log').values(backupRemovalEntry(backup, schedule, KEPT_FAILED_SCHEDULED)).execute();
+    return true;
   });
 }
 

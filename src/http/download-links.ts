@@ -1,10 +1,15 @@
 // GET /downloads/{link}: the file behind a short-lived link that a download capability issued
 // (over MCP) after invoke() allowed it. The link is the credential. What "one download" means
 // for HEAD and Range is defined in src/db/repositories/download-links.ts and docs/rest-api.md.
+// The download's start (the link's first GET) is a row of the activity trail, in the name of the
+// token that asked for the link: that is when a backup or an email is read, not when the link is
+// issued (invoke() records no row for that).
 import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from '../core/invoke.js';
 import { AppError } from '../core/errors.js';
-import { findUsableDownloadLink, reopenDownloadLink, spendDownloadLink, startDownload } from '../db/repositories/download-links.js';
+import {
+  findUsableDownloadLink, reopenDownloadLink, spendDownloadLink, startDownload, type UsableDownloadLink,
+} from '../db/repositories/download-links.js';
 import { contentsOf, type FileContents } from './file-contents.js';
 import { sendProblem } from '../channel-neutral/problem.js';
 import { deliversLastByte, sendFile } from './send-file.js';
@@ -25,7 +30,8 @@ export function registerDownloadLinks(server: FastifyInstance, deps: CoreDeps): 
       throw error;
     }
     if (request.method === 'GET') {
-      const window = await startDownload(db, link.idHash);
+      const { window, first } = await startDownload(db, link.idHash);
+      if (first) recordDownload(deps, link);
       if (deliversLastByte(request, link.file)) {
         // Spent before the first byte goes out, so no client, however quick, can fetch it again
         // (waiting for the response to end raced with clients that read the last byte before
@@ -45,5 +51,14 @@ export function registerDownloadLinks(server: FastifyInstance, deps: CoreDeps): 
       }
     }
     return sendFile(request, reply, link.file, contents);
+  });
+}
+
+function recordDownload(deps: CoreDeps, link: UsableDownloadLink): void {
+  const { record } = link;
+  deps.audit.record({
+    team_id: link.teamId, actor_type: 'token', actor_id: link.tokenId, channel: record.channel ?? 'mcp',
+    action: record.action ?? 'download_link', target_type: record.targetType, target_id: record.targetId,
+    outcome: 'allowed', code: null, detail: 'through a download link',
   });
 }

@@ -1,7 +1,8 @@
 // The OpenAPI 3.1 document, generated from the catalog: the same definitions the routes and
 // MCP tools come from, so documentation and enforcement cannot drift apart.
 import { PERMISSIONS } from '../auth/permissions.js';
-import type { Capability } from '../core/capability.js';
+import { answersWithOperation, type Capability } from '../core/capability.js';
+import { OperationView } from '../../tools/schemas.js';
 import { ERROR_STATUS, type ErrorCode } from '../core/errors.js';
 import { envelopeSchema, EVENT_CATALOG } from '../webhooks/event-catalog.js';
 import { jsonSchemaOf, type JsonSchema } from '../channel-neutral/json-schema.js';
@@ -98,13 +99,16 @@ function operationOf(capability: Capability): JsonSchema {
   }
   // Every action answered 202 queues an operation, and the queue honours the key (src/engine/requests/enqueue.ts);
   // request_decision keeps its own (src/decisions/asking.ts).
-  if (capability.http.status === 202 || capability.http.idempotencyKey) parameters.push(ref('parameters', 'IdempotencyKey'));
+  // An action held for approval is an operation too, and honours it (src/decisions/approvals.ts).
+  if (answersWithOperation(capability) || capability.http.idempotencyKey) parameters.push(ref('parameters', 'IdempotencyKey'));
   const operation: JsonSchema = {
     operationId: capability.name,
     summary: capability.title,
     description: capability.description,
     tags: [tagOf(capability)],
     'x-permission': capability.permission,
+    // The permission a destructive input needs besides (set_backup_schedule lowering retention: backups:delete).
+    ...(capability.destructiveWhen ? { 'x-destructive-permission': capability.destructiveWhen.permission } : {}),
     parameters,
     responses: responsesOf(capability),
   };
@@ -139,6 +143,14 @@ function responsesOf(capability: Capability): JsonSchema {
       },
       content: { 'application/json': { schema: jsonSchemaOf(capability.output, 'output') } },
     },
+    // An action answered at once, held for approval, answers its waiting operation instead.
+    ...(capability.approvable && capability.http.status !== 202 ? {
+      '202': {
+        description: 'Held for approval: the operation that waits for the decision (decision_id).',
+        headers: { ...RATE_LIMIT_HEADERS, Location: ref('headers', 'Location') },
+        content: { 'application/json': { schema: jsonSchemaOf(OperationView(), 'output') } },
+      },
+    } : {}),
   };
   const codes = new Set<ErrorCode>([...ALWAYS, ...capability.errors]);
   // A capability open to requesters answers a token without its permission, narrowed, not 403.

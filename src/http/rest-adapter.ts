@@ -2,7 +2,7 @@
 // no rules: it turns a request into raw input and credentials, calls invoke(), and formats.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bearerFrom } from '../core/authenticate.js';
-import type { Capability } from '../core/capability.js';
+import { answersWithOperation, type Capability } from '../core/capability.js';
 import { AppError, toAppError } from '../core/errors.js';
 import { invoke, invokeDownload, type CoreDeps } from '../core/invoke.js';
 import { registerDownloadLinks } from './download-links.js';
@@ -55,8 +55,11 @@ async function handle(
       return sendFile(request, reply, file, await contentsOf(deps.db, file));
     }
     const output = await invoke(capability, rawInputOf(capability, request), { bearer, channel: 'api', idempotencyKey }, deps);
-    // An accepted long action answers with its operation; Location is where to poll it.
-    if (capability.http.status === 202 && isOperation(output)) reply.header('Location', `/api/operations/${output.id}`);
+    // An accepted long action answers with its operation, as does an action held for approval;
+    // Location is where to poll it.
+    if (answersWithOperation(capability) && isOperation(output)) {
+      return reply.code(202).header('Location', `/api/operations/${output.id}`).send(output);
+    }
     return reply.code(capability.http.status).send(output);
   } catch (thrown) {
     return sendProblem(reply, toAppError(thrown), { hadBearer: bearer !== undefined });

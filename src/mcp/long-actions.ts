@@ -1,12 +1,13 @@
 // What a tool call that started something long answers: an action that queued an operation
-// (202), or a decision asked of the team and still pending. A client that can follow a task
+// (202) or was held for approval (its operation waits), or a decision asked of the team and
+// still pending. A client that can follow a task
 // gets the task at once (task-handlers.ts reads it): on 2026-07-28, one that declares the tasks
 // extension in the request's capabilities; on 2025-11-25, a task-augmented call (params.task).
 // Any other client gets today's behaviour: the call waits for the end (await-operation.ts,
 // await-decision.ts), telling a client that asked for progress each change, and returns it as
 // it stands when the time limit passes.
 import { CLIENT_CAPABILITIES_META_KEY, type CallToolRequest, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
-import type { Capability } from '../core/capability.js';
+import { answersWithOperation, type Capability } from '../core/capability.js';
 import type { CoreDeps } from '../core/invoke.js';
 import type { Principal } from '../core/principal.js';
 import type { ProtocolEra } from './protocol-era.js';
@@ -31,13 +32,13 @@ export interface LongActionContext {
 
 /** Whether answerLongAction() has anything to say about this output (told without a promise, for every call). */
 export function isLongActionOutput(capability: Capability, output: unknown): boolean {
-  return isPendingDecision(output) || (capability.http.status === 202 && isQueuedOperation(output));
+  return isPendingDecision(output) || (answersWithOperation(capability) && isQueuedOperation(output));
 }
 
 /** The answer for a long action, or undefined when the output is not one (answered as it is). */
 export async function answerLongAction(capability: Capability, output: unknown, context: LongActionContext): Promise<CallToolResult | undefined> {
   const { deps, ctx } = context;
-  const kind = isPendingDecision(output) ? 'decision' : capability.http.status === 202 && isQueuedOperation(output) ? 'operation' : undefined;
+  const kind = isPendingDecision(output) ? 'decision' : answersWithOperation(capability) && isQueuedOperation(output) ? 'operation' : undefined;
   if (kind && followsTasks(context) && context.canRead(kind)) {
     const subject = output as { id: string; state: string; created_at: string };
     const taskId = taskIdOf(subject.id, (await context.principal()).tokenId, taskHandleKeys(deps.db.dataDir));
@@ -46,7 +47,7 @@ export async function answerLongAction(capability: Capability, output: unknown, 
   if (isPendingDecision(output)) {
     return successResult(await awaitDecision(deps.db, output, waitWithProgress(ctx, (state) => `Decision ${output.id} is ${state}.`)));
   }
-  if (capability.http.status === 202 && isQueuedOperation(output)) {
+  if (answersWithOperation(capability) && isQueuedOperation(output)) {
     // The token that asked waits: it sees what the operation gives back to it (a created service's initial credentials).
     const viewer = { tokenId: (await context.principal()).tokenId, secrets: deps.secrets };
     return successResult(await awaitOperation(deps.db, output, waitWithProgress(ctx, operationProgress), viewer));

@@ -14,7 +14,11 @@ const PAGE_SIZE = 50;
 // Enough for any team's tokens; a bound all the same, so that the page stays small (issue 28).
 const TOKEN_CHOICES = 500;
 const OUTCOMES = ['allowed', 'denied', 'failed'] as const;
-const CHANNEL_LABELS: Record<string, string> = { api: 'REST API', mcp: 'MCP', panel: 'Panel', cli: 'Operator' };
+const CHANNEL_LABELS: Record<string, string> = {
+  api: 'REST API', mcp: 'MCP', panel: 'Panel', cli: 'Operator',
+  // The schedule acted; the actor shown is who last changed it (src/engine/backup-removal-entry.ts).
+  schedule: 'Backup schedule (last changed by the actor shown)', retention: 'Backup retention',
+};
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 type Query = Partial<Record<'token' | 'service' | 'action' | 'outcome' | 'from' | 'to' | 'cursor', string>>;

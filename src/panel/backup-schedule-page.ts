@@ -84,7 +84,7 @@ Times of day are in the team's time zone, ${session.team.timezone}.</p>
       const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'form'}: ${issue.message}`);
       return sendPage(reply, await view(session, service, fields, html`<p class="error" role="alert">The schedule was not saved. ${problems.join(' ')}</p>`), 422);
     }
-    const saved = await writeSchedule(db, service.id, parsed.data, Date.now());
+    const saved = await writeSchedule(db, service.id, parsed.data, Date.now(), { by: { type: 'user', id: session.userId } });
     panelAudit(app, { teamId: session.team.id, userId: session.userId, action: 'set_backup_schedule', outcome: 'allowed', detail: service.id });
     return sendPage(reply, await view(session, service, saved, html`<p class="notice" role="status">Schedule saved.</p>`));
   });

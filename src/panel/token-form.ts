@@ -3,7 +3,7 @@
 import { dateInTimeZone, isValidDate } from '../auth/expiry.js';
 import { isPermissionId, PERMISSIONS, type PermissionId } from '../auth/permissions.js';
 import { plainTextProblem } from '../core/plain-text.js';
-import { APPROVABLE_ACTION_TITLES, APPROVABLE_ACTIONS, isApprovableAction } from '../decisions/approvable.js';
+import { APPROVABLE_ACTION_TITLES, APPROVABLE_ACTIONS, APPROVAL_ONLY_WHEN, isApprovableAction } from '../decisions/approvable.js';
 import type { AccessSettings } from '../db/repositories/token-admin.js';
 import type { AcceptedBy } from '../db/tables.js';
 import { html, type Html } from './html.js';
@@ -150,6 +150,6 @@ export function needsApprovalField(values: FormBody): Html {
   <p class="muted">A ticked action asked for with this token does not run at once: it waits on the Decisions page until a
   member (or another token) approves it, and fails if denied or left unanswered.</p>
   ${APPROVABLE_ACTIONS.map((action) => html`<label><input type="checkbox" name="needs_approval" value="${action}"${checked(chosen(values, 'needs_approval', action))}>
-    ${APPROVABLE_ACTION_TITLES[action]} <code class="muted">${action}</code></label>`)}
+    ${APPROVABLE_ACTION_TITLES[action]}${APPROVAL_ONLY_WHEN[action] ? ` (${APPROVAL_ONLY_WHEN[action]})` : ''} <code class="muted">${action}</code></label>`)}
 </fieldset>`;
 }

@@ -10,6 +10,9 @@ import { pruneRows } from '../../src/engine/row-retention/prune-rows.js';
 import { createTestSchema, TEST_POOL_SIZE, type TestSchema } from '../support/database.js';
 import { seedTeam, tempDataDir, type SeededTeam } from '../support/fixtures.js';
 
+/** Who the schedules set here are changed by, as the panel names a member. */
+const BY_THE_TEST = { by: { type: 'user', id: 'usr_thetest000000000000' } } as const;
+
 describe('two nodes on one PostgreSQL and one backup slot', () => {
   let schema: TestSchema;
   const clock = { now: Date.parse('2025-06-01T00:00:00Z') };
@@ -32,9 +35,9 @@ describe('two nodes on one PostgreSQL and one backup slot', () => {
     }
     team = await seedTeam(nodes[0]!);
     const off = { frequency: 'off', time: '00:00', keep_daily: 1, keep_weekly: 0, keep_monthly: 0 } as const;
-    await writeSchedule(nodes[0]!.db.kysely, team.serviceIds[0], { frequency: 'daily', time: '03:00', keep_daily: 7, keep_weekly: 4, keep_monthly: 6 }, clock.now);
-    await writeSchedule(nodes[0]!.db.kysely, team.serviceIds[1], off, clock.now);
-    await writeSchedule(nodes[0]!.db.kysely, team.copyId, off, clock.now);
+    await writeSchedule(nodes[0]!.db.kysely, team.serviceIds[0], { frequency: 'daily', time: '03:00', keep_daily: 7, keep_weekly: 4, keep_monthly: 6 }, clock.now, BY_THE_TEST);
+    await writeSchedule(nodes[0]!.db.kysely, team.serviceIds[1], off, clock.now, BY_THE_TEST);
+    await writeSchedule(nodes[0]!.db.kysely, team.copyId, off, clock.now, BY_THE_TEST);
   });
   afterAll(async () => {
     for (const app of nodes) {

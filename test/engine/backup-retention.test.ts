@@ -93,4 +93,26 @@ describe('pruneBackups', () => {
     expect(existsSync(join(app.db.dataDir, 'backups', deletedId))).toBe(false);
     expect(readdirSync(dirname(kept.file))).toEqual([`${kept.id}.sqlite.zst`]);
   });
+
+  it('writes one activity row per removal: retention\'s for manual, safety and a deleted service\'s, the schedule\'s for a scheduled one', async () => {
+    const { app, team } = await setUp();
+    const [liveId, deletedId] = team.serviceIds;
+    const safety = [];
+    for (let i = 0; i < 4; i++) safety.push(await backupOf(app, team, liveId, 'safety'));
+    const failedScheduled = [];
+    for (let i = 0; i < 6; i++) failedScheduled.push(await backupOf(app, team, liveId, 'scheduled', 'failed'));
+    const ofDeleted = await backupOf(app, team, deletedId, 'manual');
+    await app.db.kysely.updateTable('erp_services').set({ deleted_at: new Date().toISOString() }).where('id', '=', deletedId).execute();
+
+    const removed = await pruneBackups(app.db, { node: 'this-node', defaults: DEFAULT_RETENTION });
+    expect(removed.sort()).toEqual([safety[0]!.id, failedScheduled[0]!.id, ofDeleted.id].sort());
+    const rows = await app.db.kysely.selectFrom('audit_log').select(['target_id', 'actor_type', 'actor_id', 'channel', 'action', 'team_id'])
+      .where('action', '=', 'prune_backup').orderBy('target_id').execute();
+    const row = (channel: string, backupId: string) => ({
+      target_id: backupId, actor_type: 'operator', actor_id: null, channel, action: 'prune_backup', team_id: team.teamId,
+    });
+    // Nobody changed the schedule since the scheduler wrote it: no token or member is named.
+    expect(rows).toEqual([row('retention', safety[0]!.id), row('schedule', failedScheduled[0]!.id), row('retention', ofDeleted.id)]
+      .sort((a, b) => a.target_id.localeCompare(b.target_id)));
+  });
 });

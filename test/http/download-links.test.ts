@@ -23,9 +23,12 @@ beforeAll(async () => {
 });
 afterAll(async () => { await server.close(); });
 
+/** What a download capability records a link's use as: here, an email read over MCP. */
+const READ = { action: 'download_caught_email', target: { type: 'email', id: 'eml_00000000000000000000' }, channel: 'mcp' };
+
 async function newLink(): Promise<string> {
   const file = { path: filePath, filename: 'file.eml', contentType: 'message/rfc822', sizeBytes: CONTENT.length, sha256: null };
-  return server.baseUrl + (await createDownloadLink(server.app.db.kysely, team.teamId, tokenId, file)).path;
+  return server.baseUrl + (await createDownloadLink(server.app.db.kysely, team.teamId, tokenId, file, READ)).path;
 }
 
 const get = async (url: string, range?: string) => {
@@ -85,11 +88,34 @@ describe('GET /downloads/{link}', () => {
   });
 });
 
+describe('GET /downloads/{link} in the activity trail', () => {
+  const rowsOfLinks = async () => {
+    await server.app.audit.flush();
+    return server.app.db.kysely.selectFrom('audit_log').select(['actor_type', 'actor_id', 'channel', 'action', 'target_type', 'target_id', 'outcome'])
+      .where('team_id', '=', team.teamId).where('detail', '=', 'through a download link').orderBy('id').execute();
+  };
+
+  it('records the download once, at its first GET, in the name of the token that asked for the link', async () => {
+    const before = (await rowsOfLinks()).length;
+    const link = await newLink();
+    await fetch(link, { method: 'HEAD' });
+    expect(await rowsOfLinks()).toHaveLength(before);
+    expect((await get(link, 'bytes=0-9')).status).toBe(206);
+    expect((await get(link, 'bytes=10-')).status).toBe(206);
+    const rows = await rowsOfLinks();
+    expect(rows).toHaveLength(before + 1);
+    expect(rows.at(-1)).toEqual({
+      actor_type: 'token', actor_id: tokenId, channel: 'mcp', action: 'download_caught_email',
+      target_type: 'email', target_id: 'eml_00000000000000000000', outcome: 'allowed',
+    });
+  });
+});
+
 describe('GET /downloads/{link} and the token that asked for it', () => {
   it('refuses the link with 404 when that token has expired since', async () => {
     const expired = await makeToken(server.app, team.teamId, { expiresOn: '2000-01-01' });
     const file = { path: filePath, filename: 'file.eml', contentType: 'message/rfc822', sizeBytes: CONTENT.length, sha256: null };
-    const link = server.baseUrl + (await createDownloadLink(server.app.db.kysely, team.teamId, expired.id, file)).path;
+    const link = server.baseUrl + (await createDownloadLink(server.app.db.kysely, team.teamId, expired.id, file, READ)).path;
     expect((await get(link)).status).toBe(404);
   });
 });

@@ -8,6 +8,7 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/package-root.js';
 import { catalog } from '../../tools/index.js';
+import { answersWithOperation } from '../../src/core/capability.js';
 import { addHistory, requestFor, sampleInput, type SeededWithHistory } from '../support/catalog-samples.js';
 import type { Exchange } from '../support/exchange-recorder.js';
 import { makeToken, seedTeam, startTestServer, type TestServer } from '../support/fixtures.js';
@@ -103,17 +104,26 @@ describe('GET /docs/api.json', () => {
     expect(document.paths['/api/backups/{backup_id}/download'].get.responses['416'].headers['Content-Range'].required).toBe(true);
   });
 
-  it('declares Idempotency-Key on the actions that queue an operation and on asking a decision, and the body optional where no field of it is required', () => {
+  it('declares Idempotency-Key on the actions that queue or hold an operation and on asking a decision, and the body optional where no field of it is required', () => {
     for (const capability of catalog) {
       const operation = document.paths[capability.http.path][capability.http.method.toLowerCase()];
       const refs = (operation.parameters as { $ref?: string }[]).map((parameter) => parameter.$ref);
-      expect(refs.includes('#/components/parameters/IdempotencyKey'), capability.name).toBe(capability.http.status === 202 || capability.http.idempotencyKey === true);
+      expect(refs.includes('#/components/parameters/IdempotencyKey'), capability.name).toBe(answersWithOperation(capability) || capability.http.idempotencyKey === true);
     }
     expect(document.paths['/api/decisions'].post.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
     expect(document.components.parameters.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false });
     expect(document.paths['/api/service-erp/{service_id}/start'].post.requestBody.required).toBe(false);
     expect(document.paths['/api/backups/{backup_id}/restore'].post.requestBody.required).toBe(false);
     expect(document.paths['/api/servers'].post.requestBody.required).toBe(true);
+  });
+
+  it('declares the 202 and the permission besides of an action answered at once that can be held for approval', () => {
+    const set = document.paths['/api/service-erp/{service_id}/backup-schedule'].put;
+    expect(set['x-permission']).toBe('backups:create');
+    expect(set['x-destructive-permission']).toBe('backups:delete');
+    expect(Object.keys(set.responses)).toEqual(expect.arrayContaining(['200', '202', '403']));
+    expect(Object.keys(set.responses['202'].headers).sort()).toEqual(['Location', 'RateLimit', 'RateLimit-Policy']);
+    expect(set.responses['202'].content['application/json'].schema.properties).toHaveProperty('decision_id');
   });
 
   it('declares Location, RateLimit, RateLimit-Policy, Retry-After and WWW-Authenticate where they are sent', () => {

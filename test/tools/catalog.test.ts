@@ -106,6 +106,30 @@ describe('capability catalog', () => {
     }
   });
 
+  it('refuses at load time an action destructive with some inputs that does not have the destructive hint', () => {
+    const destructiveWhen = { permission: 'backups:delete' as const, applies: async () => true };
+    expect(() => defineCapability({
+      ...minimal, name: 'set_thing', permission: 'backups:create', destructiveWhen, http: { method: 'PUT', path: '/api/things', status: 200 },
+    })).toThrow(/has the destructive hint/);
+    expect(() => defineCapability({
+      ...minimal, name: 'set_thing', permission: 'backups:create', destructiveWhen, hints: { ...minimal.hints, destructive: true },
+      http: { method: 'PUT', path: '/api/things', status: 200 },
+    })).not.toThrow();
+  });
+
+  it('refuses at load time an approvable action whose answer does not match how it waits', () => {
+    const onOne = { target: { kind: 'service' as const, from: 'service_id' }, input: () => z.strictObject({ service_id: z.string() }) };
+    // Answered at once, it names the operation that waits; answered 202, it queues one.
+    expect(() => defineCapability({
+      ...minimal, ...onOne, name: 'set_thing', permission: 'services:write', approvable: { queues: 'stop' },
+      http: { method: 'PUT', path: '/api/things/{service_id}', status: 200 },
+    })).toThrow(/can need approval/);
+    expect(() => defineCapability({
+      ...minimal, ...onOne, name: 'stop_thing', permission: 'services:operate', approvable: { heldAs: 'set_backup_schedule' },
+      http: { method: 'POST', path: '/api/things/{service_id}/stop', status: 202 },
+    })).toThrow(/can need approval/);
+  });
+
   it('refuses at load time a capability open to its requester when it does not read operations', () => {
     // Only the operations' queries narrow to what the token requested; a list of servers would not.
     expect(() => defineCapability({

@@ -44,6 +44,9 @@ export default defineCapability({
   http: { method: 'GET', path: '/api/backups/{backup_id}/download', status: 200, produces: [BACKUP_MEDIA_TYPES.zstd, BACKUP_MEDIA_TYPES.gzip] },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed', 'not_found', 'conflict'],
-  run: async (_input, context) => downloadLink(context, backupFile(context)),
+  // A read of a whole database: each download is a row of the activity trail (over MCP, the link's use).
+  recordedRead: true,
+  run: async ({ backup_id: backupId }, context) =>
+    downloadLink(context, backupFile(context), { action: 'download_backup', target: { type: 'backup', id: backupId } }),
   download: async (_input, context) => backupFile(context),
 });

@@ -24,6 +24,9 @@ export default defineCapability({
   http: { method: 'GET', path: '/api/emails/{email_id}/raw', status: 200, produces: 'message/rfc822' },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed', 'not_found'],
-  run: async (_input, context) => downloadLink(context, rawFile(context)),
+  // An email may hold a reset link: each read is a row of the activity trail (over MCP, the link's use).
+  recordedRead: true,
+  run: async ({ email_id: emailId }, context) =>
+    downloadLink(context, rawFile(context), { action: 'download_caught_email', target: { type: 'email', id: emailId } }),
   download: async (_input, context) => rawFile(context),
 });

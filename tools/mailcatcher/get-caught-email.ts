@@ -13,6 +13,8 @@ export default defineCapability({
   output: EmailView,
   http: { method: 'GET', path: '/api/emails/{email_id}', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  // An email may hold a reset link: each read is a row of the activity trail.
+  recordedRead: true,
   errors: ['validation_failed', 'not_found'],
   run: async (_input, { target }) => emailView(target as Parameters<typeof emailView>[0]),
 });

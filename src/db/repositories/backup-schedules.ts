@@ -25,9 +25,10 @@ export async function teamTimeZone(db: Kysely<Database>, teamId: string): Promis
   return team.timezone;
 }
 
-/** Writes a service's schedule (a changed one starts over: no slot of the old one is pending). */
+/** Writes a service's schedule, and who changed it (a changed one starts over: no slot of the old one is pending). */
 export async function saveSchedule(
-  db: Kysely<Database>, row: Pick<ScheduleRow, 'service_id' | 'team_id' | 'next_run_at' | 'updated_at'> & BackupScheduleFields,
+  db: Kysely<Database>,
+  row: Pick<ScheduleRow, 'service_id' | 'team_id' | 'next_run_at' | 'updated_at' | 'changed_by_type' | 'changed_by_id'> & BackupScheduleFields,
 ): Promise<void> {
   const { service_id: _service, team_id: _team, ...fields } = row;
   // A schedule turned off takes nothing more, not even the retry of a slot that failed before.
@@ -106,10 +107,17 @@ export async function listFailedScheduledBackups(db: Kysely<Database>, serviceId
     .orderBy('created_at', 'desc').limit(limit).execute();
 }
 
+/** A service's completed scheduled backups: what its schedule's retention decides about. */
+export async function listCompletedScheduledBackups(db: Kysely<Database>, serviceId: string) {
+  return db.selectFrom('backups').select(['id', 'created_at'])
+    .where('service_id', '=', serviceId).where('kind', '=', 'scheduled').where('state', '=', 'completed').execute();
+}
+
 /** Every schedule of the given services, for retention. */
 export async function schedulesOfServices(db: Kysely<Database>, serviceIds: readonly string[]) {
   if (serviceIds.length === 0) return [];
   return db.selectFrom('backup_schedules as b').innerJoin('teams as t', 't.id', 'b.team_id')
-    .select(['b.service_id', 'b.frequency', 'b.time_of_day', 'b.keep_daily', 'b.keep_weekly', 'b.keep_monthly', 't.timezone'])
+    .select(['b.service_id', 'b.frequency', 'b.time_of_day', 'b.keep_daily', 'b.keep_weekly', 'b.keep_monthly', 't.timezone',
+      'b.changed_by_type', 'b.changed_by_id'])
     .where('b.service_id', 'in', serviceIds).execute();
 }

@@ -18,11 +18,19 @@ export const LINK_MINUTES = 5;
 export const RESUME_MINUTES = 10;
 const hashOf = (value: string) => createHash('sha256').update(value).digest('hex');
 
-export async function createDownloadLink(db: Kysely<Database>, teamId: string, tokenId: string, file: FileSource) {
+/** What a link's use is recorded as in the activity trail: the tool that issued it, what it reads, on which channel it was asked. */
+export interface DownloadRecord {
+  action: string;
+  target: { type: string; id: string };
+  channel: string;
+}
+
+export async function createDownloadLink(db: Kysely<Database>, teamId: string, tokenId: string, file: FileSource, record: DownloadRecord) {
   const value = randomBytes(24).toString('base64url');
   const expiresAt = new Date(Date.now() + LINK_MINUTES * 60_000).toISOString();
   await db.insertInto('download_links').values({
     id_hash: hashOf(value), team_id: teamId, token_id: tokenId, file: JSON.stringify(file), created_at: nowIso(), expires_at: expiresAt, used_at: null,
+    action: record.action, target_type: record.target.type, target_id: record.target.id, channel: record.channel,
   }).execute();
   return { path: `/downloads/${value}`, expiresAt };
 }
@@ -30,6 +38,10 @@ export async function createDownloadLink(db: Kysely<Database>, teamId: string, t
 export interface UsableDownloadLink {
   idHash: string;
   file: FileSource;
+  /** Who asked for it, and what its use is recorded as (null parts: a link issued by an earlier version). */
+  teamId: string;
+  tokenId: string;
+  record: { action: string | null; targetType: string | null; targetId: string | null; channel: string | null };
 }
 
 /** The link and its file while it can be used (known, neither spent nor expired, its token neither revoked nor expired); changes nothing. */
@@ -37,22 +49,28 @@ export async function findUsableDownloadLink(db: Kysely<Database>, value: string
   const idHash = hashOf(value);
   const row = await db.selectFrom('download_links as l').innerJoin('api_tokens as t', 't.id', 'l.token_id')
     .innerJoin('teams as team', 'team.id', 'l.team_id')
-    .select(['l.file', 't.revoked_at', 't.expires_on', 'team.timezone'])
+    .select(['l.file', 'l.team_id', 'l.token_id', 'l.action', 'l.target_type', 'l.target_id', 'l.channel', 't.revoked_at', 't.expires_on', 'team.timezone'])
     .where('l.id_hash', '=', idHash).where('l.expires_at', '>', nowIso()).executeTakeFirst();
   if (!row || row.revoked_at !== null || isExpired(row.expires_on, row.timezone)) return undefined;
-  return { idHash, file: JSON.parse(row.file) as FileSource };
+  return {
+    idHash, file: JSON.parse(row.file) as FileSource, teamId: row.team_id, tokenId: row.token_id,
+    record: { action: row.action, targetType: row.target_type, targetId: row.target_id, channel: row.channel },
+  };
 }
 
-/** A GET uses the link: the first one opens the window in which the download may be resumed. Returns the window's end. */
-export async function startDownload(db: Kysely<Database>, idHash: string): Promise<string> {
+/**
+ * A GET uses the link: the first one opens the window in which the download may be resumed.
+ * Returns the window's end, and whether this GET was the first (the download's start).
+ */
+export async function startDownload(db: Kysely<Database>, idHash: string): Promise<{ window: string; first: boolean }> {
   const now = Date.now();
   const window = new Date(now + RESUME_MINUTES * 60_000).toISOString();
   const opened = await db.updateTable('download_links').set({ used_at: new Date(now).toISOString(), expires_at: window })
     .where('id_hash', '=', idHash).where('used_at', 'is', null).executeTakeFirst();
-  if (Number(opened.numUpdatedRows) === 1) return window;
+  if (Number(opened.numUpdatedRows) === 1) return { window, first: true };
   // A later GET (a resume): the window its first GET opened.
   const row = await db.selectFrom('download_links').select('expires_at').where('id_hash', '=', idHash).executeTakeFirstOrThrow();
-  return row.expires_at;
+  return { window: row.expires_at, first: false };
 }
 
 /**

@@ -104,6 +104,19 @@ async function queueApproved(context: RequestContext, operationId: string, plan:
   return operation;
 }
 
+/**
+ * An approved action answered at once (a capability `approvable.heldAs`) is done by its run(),
+ * in the transaction given: the operation that only waited for the approval succeeds with it.
+ */
+export async function succeedApprovedInPlace(trx: Kysely<Database>, operationId: string, at: string): Promise<void> {
+  const awaiting = await trx.selectFrom('operations').selectAll().where('id', '=', operationId)
+    .where('state', '=', 'awaiting_approval').executeTakeFirst();
+  if (!awaiting) throw new AppError('conflict', `Operation ${operationId} no longer awaits approval.`);
+  await trx.updateTable('operations').set({ state: 'succeeded', started_at: at, finished_at: at })
+    .where('id', '=', operationId).where('state', '=', 'awaiting_approval').execute();
+  await recordOperationState(trx, { ...awaiting, state: 'succeeded', started_at: at, finished_at: at }, 'succeeded', null, at);
+}
+
 /** The same capability with the same input gives the same fingerprint, whatever the key order. */
 export function fingerprintOf(capability: string, input: object): string {
   return createHash('sha256').update(JSON.stringify([capability, canonical(input)])).digest('hex');

@@ -15,6 +15,9 @@ import { writeSchedule } from '../../../src/engine/backup-schedule/service-sched
 import { insertCompletedBackup, seedTeam, type SeededTeam } from '../../support/fixtures.js';
 import { testLocation, type TestLocation } from '../../support/database.js';
 
+/** Who the schedules set here are changed by, as the panel names a member. */
+const BY_THE_TEST = { by: { type: 'user', id: 'usr_thetest000000000000' } } as const;
+
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
@@ -65,9 +68,9 @@ describe('the backup scheduler', () => {
   async function oneScheduledService(node: Node, keep = { keep_daily: 7, keep_weekly: 4, keep_monthly: 6 }): Promise<{ team: SeededTeam; serviceId: string }> {
     const team = await seedTeam(node.app);
     const db = node.app.db.kysely;
-    await writeSchedule(db, team.serviceIds[0], { frequency: 'daily', time: '03:00', ...keep }, node.clock.now);
+    await writeSchedule(db, team.serviceIds[0], { frequency: 'daily', time: '03:00', ...keep }, node.clock.now, BY_THE_TEST);
     for (const other of [team.serviceIds[1], team.copyId]) {
-      await writeSchedule(db, other, { frequency: 'off', time: '00:00', keep_daily: 1, keep_weekly: 0, keep_monthly: 0 }, node.clock.now);
+      await writeSchedule(db, other, { frequency: 'off', time: '00:00', keep_daily: 1, keep_weekly: 0, keep_monthly: 0 }, node.clock.now, BY_THE_TEST);
     }
     return { team, serviceId: team.serviceIds[0] };
   }
@@ -174,7 +177,7 @@ describe('the backup scheduler', () => {
     expect((await node.app.engine.scheduler.tick()).queued).toHaveLength(1);
     await settled(node.app, serviceId);
 
-    await writeSchedule(node.app.db.kysely, serviceId, { frequency: 'off', time: '03:00', keep_daily: 7, keep_weekly: 4, keep_monthly: 6 }, node.clock.now);
+    await writeSchedule(node.app.db.kysely, serviceId, { frequency: 'off', time: '03:00', keep_daily: 7, keep_weekly: 4, keep_monthly: 6 }, node.clock.now, BY_THE_TEST);
     for (const minutes of [10, 20, 30]) {
       node.clock.now = Date.parse('2025-03-01T03:00:00Z') + minutes * 60_000;
       expect((await node.app.engine.scheduler.tick()).queued).toEqual([]);
