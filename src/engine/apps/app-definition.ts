@@ -57,7 +57,9 @@ export interface AppCommand {
   user: string | null;
 }
 
-export const COMMAND_NAMES = ['snapshot', 'verify', 'restore', 'neutralize', 'migrate', 'destroy'] as const;
+// No `destroy`: deleting a service removes its containers, volumes and network, and nothing else
+// of it exists to clean up; a command the driver never ran would be one the author counts on.
+export const COMMAND_NAMES = ['snapshot', 'verify', 'restore', 'neutralize', 'migrate'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 export interface AppDefinition {

@@ -18,6 +18,8 @@ export function buildAppDefinition(file: ComposeFile, name: string, problems: st
     serviceNames, declaredVolumes, variables, problems,
   }));
 
+  waitsAreKept(containers, problems);
+
   const mounted = new Set(containers.flatMap((each) => each.volumes.map((mount) => mount.volume)));
   for (const volume of declaredVolumes) {
     if (!mounted.has(volume)) problems.push(`The volume "${volume}" is declared but no service mounts it; remove it.`);
@@ -34,8 +36,12 @@ export function buildAppDefinition(file: ComposeFile, name: string, problems: st
   }
   if (webSpec) {
     const ports = webSpec.ports ?? [];
-    if (ports.length !== 1) problems.push(`Service "${x.web}" is web-facing and must publish exactly one port ("ports: ['8000']"); it publishes ${ports.length}.`);
-    else port = containerPort(x.web, ports[0]!, problems);
+    if (ports.length === 0) {
+      problems.push(`Service "${x.web}" is web-facing and must publish exactly one port, the container's port it serves on (such as "ports: ['8000']"); it publishes none.`);
+    } else if (ports.length > 1) {
+      const given = ports.map((each) => `"${typeof each === 'object' ? each.target : each}"`).join(', ');
+      problems.push(`Service "${x.web}" is web-facing and must publish exactly one port; it publishes ${ports.length} (${given}): keep only the one it serves on.`);
+    } else port = containerPort(x.web, ports[0]!, problems);
   }
   if (x.database !== undefined && !file.services[x.database]) {
     problems.push(`x-teaminfra.database names "${x.database}", which is not a service of this file.`);
@@ -64,6 +70,30 @@ export function buildAppDefinition(file: ComposeFile, name: string, problems: st
     },
     secrets,
   };
+}
+
+/**
+ * What `depends_on` asks the driver to wait for: a container with a healthcheck is waited for
+ * until healthy before the next starts, so `service_healthy` needs one in this file (an image's
+ * own HEALTHCHECK is not waited for; Compose refuses the condition without one too). No service
+ * runs to completion: each runs as long as the service does.
+ */
+function waitsAreKept(containers: AppContainer[], problems: string[]): void {
+  const byName = new Map(containers.map((each) => [each.name, each]));
+  for (const each of containers) {
+    for (const { service, condition } of each.dependsOn) {
+      const target = byName.get(service);
+      if (!target || target === each) continue;
+      if (condition === 'service_healthy' && !target.healthcheck) {
+        problems.push(`Service "${each.name}" waits for "${service}" to be healthy (condition: service_healthy), but "${service}" has no healthcheck ` +
+          `in this file; give it one (healthcheck: test: ["CMD", ...]) or wait only for its start (condition: service_started).`);
+      }
+      if (condition === 'service_completed_successfully') {
+        problems.push(`Service "${each.name}" waits for "${service}" to complete (condition: service_completed_successfully), but teaminfra runs every ` +
+          'service for as long as the service runs; a step before the app starts is x-teaminfra.commands.migrate.');
+      }
+    }
+  }
 }
 
 interface Context { serviceNames: string[]; declaredVolumes: string[]; variables: Set<string>; problems: string[] }
@@ -165,7 +195,10 @@ function containerPort(service: string, port: number | string | { target: number
   const match = /^(\d+)(\/tcp)?$/.exec(text);
   const value = match ? Number(match[1]) : NaN;
   if (!match) {
-    problems.push(`Service "${service}" publishes "${text}": give only the container's port ("8000"); teaminfra chooses the address and port on the machine.`);
+    // Compose's [[ADDRESS:]HOST:]CONTAINER[/PROTOCOL]: the container's port is the last part.
+    const container = /(\d+)[^:]*$/.exec(text)?.[1];
+    problems.push(`Service "${service}" publishes "${text}": give only the container's port (${container === undefined ? 'one number' : `"${container}"`}); ` +
+      'teaminfra chooses the address and port on the machine.');
   } else if (!(value > 0 && value < 65536)) problems.push(`Service "${service}" publishes port ${text}, which is not a TCP port.`);
   return match ? value : 0;
 }

@@ -108,6 +108,34 @@ export function composeSchemas(): ReturnType<typeof buildSchemas> {
   return (schemas ??= buildSchemas());
 }
 
+/**
+ * The keys the schema knows at `path` of a file (several shapes where a union allows them): what
+ * an unknown key there was most likely meant to be is one of these.
+ */
+export function knownKeysAt(path: readonly PropertyKey[]): string[] {
+  let reached: z.ZodType[] = [composeSchemas().ComposeFile];
+  for (const key of path) {
+    reached = reached.flatMap(shapesOf).flatMap((schema) => {
+      const def = schema.def as unknown as { type: string; shape?: Record<string, z.ZodType>; valueType?: z.ZodType; element?: z.ZodType };
+      if (def.type === 'object') return def.shape?.[String(key)] ? [def.shape[String(key)]!] : [];
+      if (def.type === 'record') return def.valueType ? [def.valueType] : [];
+      return def.type === 'array' && typeof key === 'number' && def.element ? [def.element] : [];
+    });
+  }
+  return [...new Set(reached.flatMap(shapesOf).flatMap((schema) => {
+    const def = schema.def as unknown as { type: string; shape?: Record<string, z.ZodType> };
+    return def.type === 'object' ? Object.keys(def.shape ?? {}) : [];
+  }))];
+}
+
+/** The schemas a value may match: an optional or nullable one's inner schema, each option of a union. */
+function shapesOf(schema: z.ZodType): z.ZodType[] {
+  const def = schema.def as unknown as { type: string; innerType?: z.ZodType; options?: z.ZodType[] };
+  if ((def.type === 'optional' || def.type === 'nullable') && def.innerType) return shapesOf(def.innerType);
+  if (def.type === 'union' && def.options) return def.options.flatMap(shapesOf);
+  return [schema];
+}
+
 export type ComposeFile = z.infer<ReturnType<typeof buildSchemas>['ComposeFile']>;
 export type ComposeService = z.infer<ReturnType<typeof buildSchemas>['ComposeService']>;
 

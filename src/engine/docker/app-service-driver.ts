@@ -24,6 +24,7 @@ import type { Database } from '../../db/tables.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import { findApp } from '../apps/app-registry.js';
 import type { AppContainer, AppDefinition } from '../apps/app-definition.js';
+import { recipeOf } from '../apps/images/image-recipes.js';
 import { ADMIN_PASSWORD_SECRET, sealInitialCredentials, type SealedInitialCredentials } from '../apps/initial-credentials.js';
 import { renderEnvironment } from '../apps/render-environment.js';
 import { smtpUri } from '../apps/smtp-uri.js';
@@ -75,12 +76,15 @@ export class AppServiceDriver {
   async provision(service: ServiceSpec): Promise<{ initialCredentials?: SealedInitialCredentials }> {
     const app = await this.appOf(service);
     const { api, address } = this.options.engines.engineOf(service.server);
-    // Said now, not at the first start: no registry is reachable, so a missing image is the operator's to build.
+    // Said now, not at the first start: the driver never pulls, so a missing image is the operator's to
+    // build (an image with an offline recipe) or to put on the engine (any other).
     for (const image of new Set(app.containers.map((container) => container.image))) {
       const found = await api.json<object | undefined>('GET', `/images/${encodeURIComponent(image)}/json`, { accept: [404] });
       if (!found) {
-        throw new DriverError(`The image ${image} of the app ${app.name} is not on the Docker engine ${address.text}; the operator builds it ` +
-          `with "teaminfra admin build-app-images --app ${app.name} --docker-host ${address.text}", then create the service again.`);
+        throw new DriverError(`The image ${image} of the app ${app.name} is not on the Docker engine ${address.text}; ` + (recipeOf(image)
+          ? `the operator builds it with "teaminfra admin build-app-images --app ${app.name} --docker-host ${address.text}", then create the service again.`
+          : 'teaminfra does not pull images, so the operator puts it there (docker pull, or docker load of a saved image, against that engine), ' +
+            'then create the service again.'));
       }
     }
     await this.ensureNetworkAndVolumes(api, service, app, await this.generationOf(service));

@@ -139,7 +139,7 @@ name: shop
 services:
   web: { image: a, ports: ["80"], depends_on: [api] }
   api: { image: b, depends_on: { db: { condition: service_healthy } } }
-  db: { image: c }
+  db: { image: c, healthcheck: { test: [CMD, pg_isready] } }
 x-teaminfra: { web: web }
 `);
     expect(ordered.containers.map((each) => each.name)).toEqual(['db', 'api', 'web']);
@@ -150,6 +150,72 @@ services:
   api: { image: b, depends_on: [web] }
 x-teaminfra: { web: web }
 `)).toEqual(['The services depend on each other in a cycle: web -> api -> web.']);
+  });
+
+  it('refuses waiting for a service to be healthy when it has no healthcheck, and waiting for one to complete', () => {
+    const waiting = (database: string, condition = 'service_healthy') => `
+name: shop
+services:
+  web: { image: a, ports: ["80"], depends_on: { db: { condition: ${condition} } } }
+  db: ${database}
+x-teaminfra: { web: web }
+`;
+    expect(problemsOf(waiting('{ image: c }'))).toEqual([
+      'Service "web" waits for "db" to be healthy (condition: service_healthy), but "db" has no healthcheck in this file; ' +
+        'give it one (healthcheck: test: ["CMD", ...]) or wait only for its start (condition: service_started).',
+    ]);
+    expect(problemsOf(waiting('{ image: c, healthcheck: { test: [CMD, pg_isready], disable: true } }'))[0]).toContain('but "db" has no healthcheck');
+    expect(parseAppDefinition(waiting('{ image: c, healthcheck: { test: [CMD, pg_isready] } }')).containers[1]!.dependsOn)
+      .toEqual([{ service: 'db', condition: 'service_healthy' }]);
+    expect(parseAppDefinition(waiting('{ image: c }', 'service_started')).containers.map((each) => each.name)).toEqual(['db', 'web']);
+    expect(problemsOf(waiting('{ image: c }', 'service_completed_successfully'))).toEqual([
+      'Service "web" waits for "db" to complete (condition: service_completed_successfully), but teaminfra runs every service for as long ' +
+        'as the service runs; a step before the app starts is x-teaminfra.commands.migrate.',
+    ]);
+  });
+
+  it('names the key a typo was meant to be, wherever it is, and still says to remove a key it does not know', () => {
+    expect(problemsOf(withWeb('healtcheck:\n  test: [CMD, true]'))).toEqual([
+      'Service "web" uses the key "healtcheck", which teaminfra does not know; did you mean "healthcheck"?',
+    ]);
+    expect(problemsOf(withWeb('comand: [serve]'))).toEqual(['Service "web" uses the key "comand", which teaminfra does not know; did you mean "command"?']);
+    expect(problemsOf(`${MINIMAL}volume: {}\n`)).toEqual(['The top-level key "volume" is not one teaminfra knows; did you mean "volumes"?']);
+    expect(problemsOf(MINIMAL.replace('  web: web\n', '  web: web\n  helth-path: /up\n  backup-every: 1h\n'))).toEqual([
+      '"x-teaminfra" has the key "helth-path", which teaminfra does not know; did you mean "health-path"?',
+      '"x-teaminfra" has keys teaminfra does not know: backup-every; remove them.',
+    ]);
+    expect(problemsOf(withWeb('healthcheck:\n  test: [CMD, pg_isready]\n  intervall: 5s'))).toEqual([
+      'Service "web", key "healthcheck", has the key "intervall", which teaminfra does not know; did you mean "interval"?',
+    ]);
+    expect(problemsOf(MINIMAL.replace('  web: web\n', '  web: web\n  commands:\n    snapshots: { service: web, command: [dump] }\n'))).toEqual([
+      '"x-teaminfra.commands" has the key "snapshots", which teaminfra does not know; did you mean "snapshot"?',
+    ]);
+    expect(problemsOf(MINIMAL.replace('  web: web\n', '  web: web\n  commands:\n    migrate: { service: web, comand: [up] }\n'))).toContain(
+      '"x-teaminfra.commands.migrate" has the key "comand", which teaminfra does not know; did you mean "command"?',
+    );
+    // A key already there is not what its near twin meant: that one is to be removed.
+    expect(problemsOf(withWeb('healthcheck: { test: [CMD, true] }\nhealthchek: { test: [CMD, true] }'))).toEqual([
+      'Service "web" uses the Compose key "healthchek", which teaminfra does not support; remove it.',
+    ]);
+  });
+
+  it('refuses a destroy command, which no step runs', () => {
+    expect(problemsOf(MINIMAL.replace('  web: web\n', '  web: web\n  commands:\n    destroy: { service: web, command: [dropdb, books] }\n'))).toEqual([
+      '"x-teaminfra.commands" has keys teaminfra does not know: destroy; remove them.',
+    ]);
+  });
+
+  it('names the container port given when the web service publishes it with a host part, or publishes several', () => {
+    const publishing = (ports: string) => MINIMAL.replace('ports: ["8000"]', `ports: ${ports}`);
+    expect(problemsOf(publishing('["127.0.0.1:8080:5762"]'))).toEqual([
+      'Service "web" publishes "127.0.0.1:8080:5762": give only the container\'s port ("5762"); teaminfra chooses the address and port on the machine.',
+    ]);
+    expect(problemsOf(publishing('["9000:3000/tcp"]'))[0]).toContain('give only the container\'s port ("3000")');
+    expect(problemsOf(publishing('["5762", "5763"]'))).toEqual([
+      'Service "web" is web-facing and must publish exactly one port; it publishes 2 ("5762", "5763"): keep only the one it serves on.',
+    ]);
+    expect(problemsOf(publishing('[]'))[0]).toContain('it publishes none');
+    expect(parseAppDefinition(publishing('[{ target: 5762 }]')).web.port).toBe(5762);
   });
 
   it('refuses YAML that is not valid, duplicate keys, and alias bombs, with a sentence', () => {
