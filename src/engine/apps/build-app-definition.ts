@@ -3,9 +3,10 @@
 // file declares; one web-facing container with one published port). Problems are collected, so
 // an author sees all of them at once.
 import {
-  BUILT_IN_VARIABLES, COMMAND_NAMES, DEFAULT_DEADLINES, type AppCommand, type AppContainer, type AppDefinition,
-  type DependencyCondition, type Healthcheck, type Template, type TemplatePart, type VolumeMount,
+  BUILT_IN_VARIABLES, COMMAND_NAMES, CREDENTIAL_VARIABLES, DEFAULT_DEADLINES, type AppCommand, type AppContainer, type AppDefinition,
+  type DependencyCondition, type Healthcheck, type InitialCredentialsTemplate, type Template, type TemplatePart, type VolumeMount,
 } from './app-definition.js';
+import { ADMIN_LOGIN, ADMIN_PASSWORD_SECRET } from './initial-credentials.js';
 import { durationMs, type ComposeFile, type ComposeService } from './compose-schema.js';
 
 export function buildAppDefinition(file: ComposeFile, name: string, problems: string[]): AppDefinition {
@@ -69,6 +70,34 @@ export function buildAppDefinition(file: ComposeFile, name: string, problems: st
       migrateMs: x['migrate-deadline'] ? durationMs(x['migrate-deadline']) : DEFAULT_DEADLINES.migrateMs,
     },
     secrets,
+    initialCredentials: initialCredentials(x['initial-credentials'], secrets, problems),
+  };
+}
+
+/**
+ * The first login a created service gives its creator: the definition's, or login `admin` when
+ * it only declares the ADMIN_PASSWORD secret; the password is always that secret. The login is
+ * kept in clear in the create operation's result, so it may not name a secret; the fields are
+ * sealed with the password. Only what is known when the service is created may be named: its
+ * id, its name and its secrets (its url and mail relay come at its first start).
+ */
+function initialCredentials(
+  spec: ComposeFile['x-teaminfra']['initial-credentials'], secrets: string[], problems: string[],
+): InitialCredentialsTemplate | null {
+  const hasPassword = secrets.includes(ADMIN_PASSWORD_SECRET);
+  if (spec === undefined) return hasPassword ? { login: [{ text: ADMIN_LOGIN }], fields: {} } : null;
+  if (!hasPassword) {
+    problems.push(`x-teaminfra.initial-credentials gives the password of the secret ${ADMIN_PASSWORD_SECRET}, which x-teaminfra.secrets does not declare; add it there.`);
+  }
+  const known = (variables: readonly string[]) => (name: string) =>
+    `names \${${name}}, which is not known when the service is created; it may name ${variables.join(', ')}.`;
+  const inLogin = [...CREDENTIAL_VARIABLES];
+  const inFields = [...CREDENTIAL_VARIABLES, ...secrets];
+  return {
+    login: spec.login === undefined ? [{ text: ADMIN_LOGIN }]
+      : template(spec.login, 'x-teaminfra.initial-credentials.login', { variables: new Set(inLogin), problems, unknown: known(inLogin) }),
+    fields: Object.fromEntries(Object.entries(spec.fields ?? {}).map(([field, value]) => [field,
+      template(String(value), `x-teaminfra.initial-credentials.fields.${field}`, { variables: new Set(inFields), problems, unknown: known(inFields) })])),
   };
 }
 
@@ -126,7 +155,9 @@ function container(name: string, spec: ComposeService, context: Context): AppCon
 }
 
 /** `${NAME}` names a variable the driver fills in; `$$` is a literal `$`, as in Compose. */
-function template(value: string, where: string, context: Context): Template {
+function template(
+  value: string, where: string, context: Pick<Context, 'variables' | 'problems'> & { unknown?: (name: string) => string },
+): Template {
   const parts: TemplatePart[] = [];
   const pattern = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$/g;
   let last = 0;
@@ -135,7 +166,8 @@ function template(value: string, where: string, context: Context): Template {
     if (match[0] === '$$') parts.push({ text: '$' });
     else if (match[1] !== undefined) {
       if (!context.variables.has(match[1])) {
-        context.problems.push(`${where} names \${${match[1]}}, which is neither a secret of x-teaminfra.secrets nor one of ${BUILT_IN_VARIABLES.join(', ')}.`);
+        context.problems.push(`${where} ${context.unknown?.(match[1])
+          ?? `names \${${match[1]}}, which is neither a secret of x-teaminfra.secrets nor one of ${BUILT_IN_VARIABLES.join(', ')}.`}`);
       }
       parts.push({ variable: match[1] });
     } else context.problems.push(`${where} has a "$" that is not \${NAME}; write "$$" for a literal dollar sign.`);

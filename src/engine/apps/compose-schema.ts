@@ -17,6 +17,7 @@ export function durationMs(text: string): number {
 
 const NAME = /^[a-z][a-z0-9-]{0,39}$/;
 const SECRET = /^[A-Z][A-Z0-9_]{0,63}$/;
+const FIELD = /^[a-z][a-z0-9_]{0,39}$/;
 
 /**
  * The schemas, built on the first parse rather than at load: the catalog's create tools reach this
@@ -87,6 +88,10 @@ function buildSchemas() {
     'start-deadline': Duration.optional(),
     'migrate-deadline': Duration.optional(),
     secrets: z.array(z.string().regex(SECRET, 'must be an upper-case name such as DB_PASSWORD')).optional(),
+    'initial-credentials': z.object({
+      login: z.string().min(1).optional(),
+      fields: z.record(z.string().regex(FIELD, 'must be a lower-case name such as company'), z.union([z.string(), z.number()])).optional(),
+    }).strict().optional(),
     commands: z.object(Object.fromEntries(COMMAND_NAMES.map((name) => [name, CommandEntry.optional()])) as
       Record<(typeof COMMAND_NAMES)[number], z.ZodOptional<typeof CommandEntry>>).strict().optional(),
   }).strict();

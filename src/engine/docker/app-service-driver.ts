@@ -25,7 +25,7 @@ import type { SecretBox } from '../../secrets/secret-box.js';
 import { findApp } from '../apps/app-registry.js';
 import type { AppContainer, AppDefinition } from '../apps/app-definition.js';
 import { recipeOf } from '../apps/images/image-recipes.js';
-import { ADMIN_PASSWORD_SECRET, sealInitialCredentials, type SealedInitialCredentials } from '../apps/initial-credentials.js';
+import { initialCredentialsOf, sealInitialCredentials, type SealedInitialCredentials } from '../apps/initial-credentials.js';
 import { renderEnvironment } from '../apps/render-environment.js';
 import { smtpUri } from '../apps/smtp-uri.js';
 import { staleContainer } from './stale-container.js';
@@ -89,8 +89,8 @@ export class AppServiceDriver {
     }
     await this.ensureNetworkAndVolumes(api, service, app, await this.generationOf(service));
     const values = await ensureServiceSecrets(this.options.db, this.options.secrets, service.id, app.secrets);
-    const admin = values[ADMIN_PASSWORD_SECRET];
-    return admin === undefined ? {} : { initialCredentials: sealInitialCredentials(this.options.secrets, service.id, admin) };
+    const credentials = initialCredentialsOf(app, { ...values, TEAMINFRA_SERVICE_ID: service.id, TEAMINFRA_SERVICE_NAME: service.name });
+    return credentials ? { initialCredentials: sealInitialCredentials(this.options.secrets, service.id, credentials) } : {};
   }
 
   async status(service: ServiceSpec): Promise<ServiceStatus> {

@@ -218,6 +218,41 @@ x-teaminfra: { web: web }
     expect(parseAppDefinition(publishing('[{ target: 5762 }]')).web.port).toBe(5762);
   });
 
+  it('gives the first login admin with the ADMIN_PASSWORD secret, or the login and fields the definition states', () => {
+    expect(bundledApp('tryton')!.initialCredentials).toEqual({ login: [{ text: 'admin' }], fields: {} });
+    expect(bundledApp('demo')!.initialCredentials).toBeNull();
+    const stated = parseAppDefinition(MINIMAL.replace('  web: web\n', `  web: web
+  secrets: [ADMIN_PASSWORD, DB_PASSWORD]
+  initial-credentials:
+    login: owner-\${TEAMINFRA_SERVICE_ID}
+    fields: { company: "\${TEAMINFRA_SERVICE_NAME} Ltd", database: books, year: 2026 }
+`));
+    expect(stated.initialCredentials).toEqual({
+      login: [{ text: 'owner-' }, { variable: 'TEAMINFRA_SERVICE_ID' }],
+      fields: { company: [{ variable: 'TEAMINFRA_SERVICE_NAME' }, { text: ' Ltd' }], database: [{ text: 'books' }], year: [{ text: '2026' }] },
+    });
+  });
+
+  it('refuses initial credentials without the ADMIN_PASSWORD secret, a secret in the login, and what is not known at create', () => {
+    const stating = (secrets: string, credentials: string) => MINIMAL.replace('  web: web\n', `  web: web\n  secrets: ${secrets}\n  initial-credentials: ${credentials}\n`);
+    expect(problemsOf(stating('[DB_PASSWORD]', '{ login: owner }'))).toEqual([
+      'x-teaminfra.initial-credentials gives the password of the secret ADMIN_PASSWORD, which x-teaminfra.secrets does not declare; add it there.',
+    ]);
+    expect(problemsOf(stating('[ADMIN_PASSWORD, DB_PASSWORD]', '{ login: "\${DB_PASSWORD}" }'))).toEqual([
+      'x-teaminfra.initial-credentials.login names ${DB_PASSWORD}, which is not known when the service is created; it may name TEAMINFRA_SERVICE_ID, TEAMINFRA_SERVICE_NAME.',
+    ]);
+    expect(problemsOf(stating('[ADMIN_PASSWORD]', '{ fields: { url: "\${TEAMINFRA_PUBLIC_URL}" } }'))).toEqual([
+      'x-teaminfra.initial-credentials.fields.url names ${TEAMINFRA_PUBLIC_URL}, which is not known when the service is created; ' +
+        'it may name TEAMINFRA_SERVICE_ID, TEAMINFRA_SERVICE_NAME, ADMIN_PASSWORD.',
+    ]);
+    expect(problemsOf(stating('[ADMIN_PASSWORD]', '{ fields: { Company: x } }'))).toEqual([
+      'The name "Company" in "x-teaminfra.initial-credentials.fields" must be a lower-case name such as company.',
+    ]);
+    expect(problemsOf(stating('[ADMIN_PASSWORD]', '{ logn: x }'))).toEqual([
+      '"x-teaminfra.initial-credentials" has the key "logn", which teaminfra does not know; did you mean "login"?',
+    ]);
+  });
+
   it('refuses YAML that is not valid, duplicate keys, and alias bombs, with a sentence', () => {
     expect(problemsOf('services: [unclosed')[0]).toMatch(/^The file is not valid YAML: /);
     expect(problemsOf(`${MINIMAL}name: again\n`)[0]).toMatch(/^The file is not valid YAML: .*[Uu]nique/);
