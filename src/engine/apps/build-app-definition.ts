@@ -48,6 +48,12 @@ export function buildAppDefinition(file: ComposeFile, name: string, problems: st
     problems.push(`x-teaminfra.database names "${x.database}", which is not a service of this file.`);
   }
   if (x.database !== undefined && x.database === x.web) problems.push('x-teaminfra.database and x-teaminfra.web name the same service; they must be two.');
+  // A restore or copy starts the database on new volumes and runs `restore` once it is healthy: without a healthcheck it never is.
+  const databaseContainer = containers.find((each) => each.name === x.database);
+  if (databaseContainer && x.commands?.restore && !databaseContainer.healthcheck) {
+    problems.push(`x-teaminfra.database names "${x.database}", which has no healthcheck: a restore or copy starts it on new volumes and runs ` +
+      'the restore command once it is healthy, so give it one (healthcheck: test: ["CMD", ...]).');
+  }
 
   const commands: Partial<Record<(typeof COMMAND_NAMES)[number], AppCommand>> = {};
   for (const commandName of COMMAND_NAMES) {

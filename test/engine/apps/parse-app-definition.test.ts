@@ -199,6 +199,27 @@ x-teaminfra: { web: web }
     ]);
   });
 
+  it('refuses a database that a restore would wait for without a healthcheck', () => {
+    const restoring = (healthcheck: string) => `
+name: shop
+services:
+  web: { image: a, ports: ["80"] }
+  db: { image: c, volumes: ["data:/var/lib/db"]${healthcheck} }
+volumes: { data: {} }
+x-teaminfra:
+  web: web
+  database: db
+  commands:
+    snapshot: { service: db, command: [dump] }
+    restore: { service: db, command: [load] }
+`;
+    expect(problemsOf(restoring(''))).toEqual([
+      'x-teaminfra.database names "db", which has no healthcheck: a restore or copy starts it on new volumes and runs the restore command ' +
+        'once it is healthy, so give it one (healthcheck: test: ["CMD", ...]).',
+    ]);
+    expect(parseAppDefinition(restoring(', healthcheck: { test: [CMD, ready] }')).database).toEqual({ service: 'db' });
+  });
+
   it('refuses a destroy command, which no step runs', () => {
     expect(problemsOf(MINIMAL.replace('  web: web\n', '  web: web\n  commands:\n    destroy: { service: web, command: [dropdb, books] }\n'))).toEqual([
       '"x-teaminfra.commands" has keys teaminfra does not know: destroy; remove them.',
