@@ -1,10 +1,13 @@
 // App definitions: a Compose file becomes the typed model, and what a team must never get
 // through a definition is refused with a sentence naming the service and the key.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bundledApp, BUNDLED_APP_NAMES } from '../../../src/engine/apps/bundled-apps.js';
 import { AppDefinitionError, parseAppDefinition } from '../../../src/engine/apps/parse-app-definition.js';
 import { renderEnvironment } from '../../../src/engine/apps/render-environment.js';
 import { smtpUri } from '../../../src/engine/apps/smtp-uri.js';
+import { packageRoot } from '../../../src/package-root.js';
 
 const MINIMAL = `
 name: shop
@@ -285,6 +288,23 @@ x-teaminfra:
   it('keeps $$ as a literal dollar and refuses a lone $', () => {
     expect(parseAppDefinition(withWeb('environment: { PRICE: "$$5" }')).containers[0]!.environment.PRICE).toEqual([{ text: '$' }, { text: '5' }]);
     expect(problemsOf(withWeb('environment: { PRICE: "$5" }'))[0]).toContain('write "$$" for a literal dollar sign');
+  });
+});
+
+describe('docs/app-definitions.md', () => {
+  const page = readFileSync(join(packageRoot, 'docs', 'app-definitions.md'), 'utf8');
+  const blocks = [...page.matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => match[1]!);
+
+  it('shows definitions that parse: the example of an app whose logins are roles, and the first-login keys in a file', () => {
+    const ledger = parseAppDefinition(blocks.find((block) => block.startsWith('name: ledger\n'))!);
+    expect(ledger.containers.map((each) => each.name)).toEqual(['database', 'ledger']);
+    expect(ledger.commands.snapshot?.command.slice(0, 2)).toEqual(['sh', '-c']);
+    expect(ledger.commands.restore?.command[2]).toBe('grep -v -E "^(CREATE|ALTER) ROLE $PGUSER[ ;]" roles.sql | psql --set=ON_ERROR_STOP=1 --quiet ' +
+      '&& pg_restore --create --exit-on-error --dbname=postgres company.dump');
+    expect(ledger.initialCredentials?.fields).toEqual({ company: [{ text: 'books' }] });
+    const firstLogin = blocks.find((block) => block.includes('initial-credentials:') && !block.includes('services:'))!;
+    const withFirstLogin = parseAppDefinition(`${MINIMAL.replace(/x-teaminfra:\n  web: web\n/, '')}${firstLogin.replace('x-teaminfra:\n', 'x-teaminfra:\n  web: web\n')}`);
+    expect(Object.keys(withFirstLogin.initialCredentials!.fields)).toEqual(['company', 'database']);
   });
 });
 
