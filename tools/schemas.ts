@@ -98,8 +98,12 @@ export const OperationView = builtOnce(() => z.object({
   decision_id: z.string().nullable()
     .describe('For an operation that needed approval, the decision that asks for it (GET /api/decisions/{decision_id}).'),
   result: z.object({
-    initial_credentials: z.object({ login: z.string(), password: z.string() })
-      .describe('The admin login of the app a created service runs (tryton). Shown only to the token that created the service.'),
+    initial_credentials: z.object({
+      login: z.string(),
+      password: z.string(),
+      fields: z.record(z.string(), z.string()).optional()
+        .describe('The other fields the first login needs, as the app definition states them (a company name); absent when it states none.'),
+    }).describe('The admin login of the app a created service runs (tryton). Shown only to the token that created the service.'),
   }).nullable()
     .describe('What a succeeded operation gives back to the token that requested it: for create_erp_service of an app with an ' +
       'admin login, initial_credentials. null otherwise, and for every other reader.'),

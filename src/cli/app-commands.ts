@@ -25,8 +25,10 @@ export const APP_COMMANDS = {
       throw new UsageError(`add-app: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`);
     }
     try {
-      const app = await addApp(db, source, { name: values.name === undefined ? undefined : required(values, 'name', 'add-app'), replace: Boolean(values.replace) });
-      return summary(app, 'added', null);
+      const { app, addedAt } = await addApp(db, source, {
+        name: values.name === undefined ? undefined : required(values, 'name', 'add-app'), replace: Boolean(values.replace),
+      });
+      return summary(app, 'added', addedAt);
     } catch (error) {
       if (error instanceof AppDefinitionError) throw new UsageError(`add-app: ${file} is refused. ${error.problems.join(' ')}`);
       throw error;

@@ -34,7 +34,7 @@ export interface ServiceSpec {
 
 /** What creating a service gives back once: an app's admin login, its password sealed for the creating token (apps/initial-credentials.ts). */
 export interface ProvisionResult {
-  initialCredentials?: { login: string; password_sealed: string };
+  initialCredentials?: { login: string; password_sealed: string; fields_sealed?: string };
 }
 
 export interface RunningService {

@@ -40,6 +40,27 @@ describe('teaminfra admin add-app / list-apps', () => {
     expect(apps.map((app: { name: string }) => app.name)).toEqual(['demo', 'tryton', 'shop']);
   });
 
+  it('add-app prints when the app was added, the time list-apps gives, kept by a --replace', async () => {
+    const path = file('books.yml', 'name: books\nservices:\n  web: { image: "books:1", ports: ["5762"] }\nx-teaminfra: { web: web }\n');
+    const before = Date.now();
+    const added = await admin(dataDir, ['add-app', '--file', path]);
+    expect(Date.parse(added.added_at)).toBeGreaterThanOrEqual(before - 1000);
+    expect(Date.parse(added.added_at)).toBeLessThanOrEqual(Date.now());
+    const listed = (await admin(dataDir, ['list-apps'])).apps.find((app: { name: string }) => app.name === 'books');
+    expect(listed.added_at).toBe(added.added_at);
+    writeFileSync(path, 'name: books\nservices:\n  web: { image: "books:2", ports: ["5762"] }\nx-teaminfra: { web: web }\n');
+    expect(await admin(dataDir, ['add-app', '--file', path, '--replace'])).toMatchObject({
+      added_at: added.added_at, services: [{ name: 'web', image: 'books:2' }],
+    });
+  });
+
+  it('add-app names the key a typo was meant to be', async () => {
+    const path = file('typo.yml', 'name: typo\nservices:\n  web: { image: "x:1", ports: ["80"], healtcheck: { test: [CMD, "true"] } }\nx-teaminfra: { web: web }\n');
+    const result = await runCli(['admin', 'add-app', '--file', path, '--data-dir', dataDir]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`add-app: ${path} is refused. Service "web" uses the key "healtcheck", which teaminfra does not know; did you mean "healthcheck"?`);
+  });
+
   it('add-app refuses a privileged service and a host bind mount, exits 2, and stores nothing', async () => {
     const path = file('bad.yml', 'name: bad\nservices:\n  web:\n    image: x\n    privileged: true\n    volumes: ["/:/host"]\n    ports: ["80"]\nx-teaminfra: { web: web }\n');
     const result = await runCli(['admin', 'add-app', '--file', path, '--data-dir', dataDir]);

@@ -30,7 +30,7 @@ describe(`app definitions (${engine})`, () => {
   it('stores an added definition and reads it back as the same model', async () => {
     const db = await open();
     const added = await addApp(db, SHOP, { replace: false });
-    expect(await findApp(db, 'shop')).toEqual(added);
+    expect(await findApp(db, 'shop')).toEqual(added.app);
     expect(await findApp(db, 'nothing')).toBeNull();
     expect((await findApp(db, 'tryton'))!.containers.map((each) => each.image)).toEqual(['teaminfra-tryton-postgres:15', 'teaminfra-tryton:6.0']);
   });

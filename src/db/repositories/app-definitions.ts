@@ -13,11 +13,16 @@ export async function listAppDefinitionRows(db: Kysely<Database>): Promise<{ nam
   return db.selectFrom('app_definitions').select(['name', 'source', 'created_at', 'updated_at']).orderBy('name').execute();
 }
 
-/** False when the name is taken and `replace` is not set (the row is left as it was). */
-export async function saveAppDefinition(db: Kysely<Database>, name: string, source: string, replace: boolean): Promise<boolean> {
+/**
+ * The row's `created_at` (when the name was first added, kept by a replace); null when the name
+ * is taken and `replace` is not set (the row is left as it was).
+ */
+export async function saveAppDefinition(db: Kysely<Database>, name: string, source: string, replace: boolean): Promise<string | null> {
   const now = nowIso();
   const inserted = await db.insertInto('app_definitions').values({ name, source, created_at: now, updated_at: now })
     .onConflict((conflict) => (replace ? conflict.column('name').doUpdateSet({ source, updated_at: now }) : conflict.column('name').doNothing()))
     .executeTakeFirst();
-  return Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0;
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return null;
+  const row = await db.selectFrom('app_definitions').select('created_at').where('name', '=', name).executeTakeFirstOrThrow();
+  return row.created_at;
 }

@@ -57,7 +57,9 @@ export interface AppCommand {
   user: string | null;
 }
 
-export const COMMAND_NAMES = ['snapshot', 'verify', 'restore', 'neutralize', 'migrate', 'destroy'] as const;
+// No `destroy`: deleting a service removes its containers, volumes and network, and nothing else
+// of it exists to clean up; a command the driver never ran would be one the author counts on.
+export const COMMAND_NAMES = ['snapshot', 'verify', 'restore', 'neutralize', 'migrate'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 export interface AppDefinition {
@@ -75,6 +77,14 @@ export interface AppDefinition {
   deadlines: { startMs: Millis; migrateMs: Millis };
   /** Secrets generated per service (sealed), which environment values may name as `${NAME}`. */
   secrets: string[];
+  /** The first login a created service gives its creator (its password: the ADMIN_PASSWORD secret); null: none. */
+  initialCredentials: InitialCredentialsTemplate | null;
+}
+
+/** The login and the other fields of a first login (a company's name), filled in when the service is created. */
+export interface InitialCredentialsTemplate {
+  login: Template;
+  fields: Readonly<Record<string, Template>>;
 }
 
 /** Variables every container's environment may name, filled in by the driver per service. */
@@ -84,5 +94,8 @@ export const BUILT_IN_VARIABLES = [
   // The same relay as one URI (smtp-uri.ts), for apps configured by one (Tryton's [email] uri).
   'TEAMINFRA_SMTP_URI',
 ] as const;
+
+/** The built-ins known when a service is created, which its initial credentials may name (beside its secrets). */
+export const CREDENTIAL_VARIABLES = ['TEAMINFRA_SERVICE_ID', 'TEAMINFRA_SERVICE_NAME'] as const;
 
 export const DEFAULT_DEADLINES = { startMs: 60_000, migrateMs: 600_000 } as const;

@@ -26,16 +26,22 @@ export async function findApp(db: Kysely<Database>, name: string): Promise<AppDe
   return source === null ? null : parseAppDefinition(source, name);
 }
 
-/** Parses and stores an operator's definition; refuses a bundled name, and a taken one unless `replace`. */
-export async function addApp(db: Kysely<Database>, source: string, options: { name?: string; replace: boolean }): Promise<AppDefinition> {
+/**
+ * Parses and stores an operator's definition; refuses a bundled name, and a taken one unless
+ * `replace`. `addedAt`: when the name was first added (as list-apps says).
+ */
+export async function addApp(
+  db: Kysely<Database>, source: string, options: { name?: string; replace: boolean },
+): Promise<{ app: AppDefinition; addedAt: string }> {
   const app = parseAppDefinition(source, options.name);
   if ((BUNDLED_APP_NAMES as readonly string[]).includes(app.name)) {
     throw new AppDefinitionError([`"${app.name}" is the name of a bundled app; give this one another name (--name).`]);
   }
-  if (!(await saveAppDefinition(db, app.name, source, options.replace))) {
+  const addedAt = await saveAppDefinition(db, app.name, source, options.replace);
+  if (addedAt === null) {
     throw new AppDefinitionError([`An app named "${app.name}" already exists; pass --replace to change it, or give another name (--name).`]);
   }
-  return app;
+  return { app, addedAt };
 }
 
 export async function listApps(db: Kysely<Database>): Promise<ListedApp[]> {

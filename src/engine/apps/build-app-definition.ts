@@ -3,9 +3,10 @@
 // file declares; one web-facing container with one published port). Problems are collected, so
 // an author sees all of them at once.
 import {
-  BUILT_IN_VARIABLES, COMMAND_NAMES, DEFAULT_DEADLINES, type AppCommand, type AppContainer, type AppDefinition,
-  type DependencyCondition, type Healthcheck, type Template, type TemplatePart, type VolumeMount,
+  BUILT_IN_VARIABLES, COMMAND_NAMES, CREDENTIAL_VARIABLES, DEFAULT_DEADLINES, type AppCommand, type AppContainer, type AppDefinition,
+  type DependencyCondition, type Healthcheck, type InitialCredentialsTemplate, type Template, type TemplatePart, type VolumeMount,
 } from './app-definition.js';
+import { ADMIN_LOGIN, ADMIN_PASSWORD_SECRET } from './initial-credentials.js';
 import { durationMs, type ComposeFile, type ComposeService } from './compose-schema.js';
 
 export function buildAppDefinition(file: ComposeFile, name: string, problems: string[]): AppDefinition {
@@ -17,6 +18,8 @@ export function buildAppDefinition(file: ComposeFile, name: string, problems: st
   const containers = Object.entries(file.services).map(([service, spec]) => container(service, spec, {
     serviceNames, declaredVolumes, variables, problems,
   }));
+
+  waitsAreKept(containers, problems);
 
   const mounted = new Set(containers.flatMap((each) => each.volumes.map((mount) => mount.volume)));
   for (const volume of declaredVolumes) {
@@ -34,13 +37,23 @@ export function buildAppDefinition(file: ComposeFile, name: string, problems: st
   }
   if (webSpec) {
     const ports = webSpec.ports ?? [];
-    if (ports.length !== 1) problems.push(`Service "${x.web}" is web-facing and must publish exactly one port ("ports: ['8000']"); it publishes ${ports.length}.`);
-    else port = containerPort(x.web, ports[0]!, problems);
+    if (ports.length === 0) {
+      problems.push(`Service "${x.web}" is web-facing and must publish exactly one port, the container's port it serves on (such as "ports: ['8000']"); it publishes none.`);
+    } else if (ports.length > 1) {
+      const given = ports.map((each) => `"${typeof each === 'object' ? each.target : each}"`).join(', ');
+      problems.push(`Service "${x.web}" is web-facing and must publish exactly one port; it publishes ${ports.length} (${given}): keep only the one it serves on.`);
+    } else port = containerPort(x.web, ports[0]!, problems);
   }
   if (x.database !== undefined && !file.services[x.database]) {
     problems.push(`x-teaminfra.database names "${x.database}", which is not a service of this file.`);
   }
   if (x.database !== undefined && x.database === x.web) problems.push('x-teaminfra.database and x-teaminfra.web name the same service; they must be two.');
+  // A restore or copy starts the database on new volumes and runs `restore` once it is healthy: without a healthcheck it never is.
+  const databaseContainer = containers.find((each) => each.name === x.database);
+  if (databaseContainer && x.commands?.restore && !databaseContainer.healthcheck) {
+    problems.push(`x-teaminfra.database names "${x.database}", which has no healthcheck: a restore or copy starts it on new volumes and runs ` +
+      'the restore command once it is healthy, so give it one (healthcheck: test: ["CMD", ...]).');
+  }
 
   const commands: Partial<Record<(typeof COMMAND_NAMES)[number], AppCommand>> = {};
   for (const commandName of COMMAND_NAMES) {
@@ -63,7 +76,59 @@ export function buildAppDefinition(file: ComposeFile, name: string, problems: st
       migrateMs: x['migrate-deadline'] ? durationMs(x['migrate-deadline']) : DEFAULT_DEADLINES.migrateMs,
     },
     secrets,
+    initialCredentials: initialCredentials(x['initial-credentials'], secrets, problems),
   };
+}
+
+/**
+ * The first login a created service gives its creator: the definition's, or login `admin` when
+ * it only declares the ADMIN_PASSWORD secret; the password is always that secret. The login is
+ * kept in clear in the create operation's result, so it may not name a secret; the fields are
+ * sealed with the password. Only what is known when the service is created may be named: its
+ * id, its name and its secrets (its url and mail relay come at its first start).
+ */
+function initialCredentials(
+  spec: ComposeFile['x-teaminfra']['initial-credentials'], secrets: string[], problems: string[],
+): InitialCredentialsTemplate | null {
+  const hasPassword = secrets.includes(ADMIN_PASSWORD_SECRET);
+  if (spec === undefined) return hasPassword ? { login: [{ text: ADMIN_LOGIN }], fields: {} } : null;
+  if (!hasPassword) {
+    problems.push(`x-teaminfra.initial-credentials gives the password of the secret ${ADMIN_PASSWORD_SECRET}, which x-teaminfra.secrets does not declare; add it there.`);
+  }
+  const known = (variables: readonly string[]) => (name: string) =>
+    `names \${${name}}, which is not known when the service is created; it may name ${variables.join(', ')}.`;
+  const inLogin = [...CREDENTIAL_VARIABLES];
+  const inFields = [...CREDENTIAL_VARIABLES, ...secrets];
+  return {
+    login: spec.login === undefined ? [{ text: ADMIN_LOGIN }]
+      : template(spec.login, 'x-teaminfra.initial-credentials.login', { variables: new Set(inLogin), problems, unknown: known(inLogin) }),
+    fields: Object.fromEntries(Object.entries(spec.fields ?? {}).map(([field, value]) => [field,
+      template(String(value), `x-teaminfra.initial-credentials.fields.${field}`, { variables: new Set(inFields), problems, unknown: known(inFields) })])),
+  };
+}
+
+/**
+ * What `depends_on` asks the driver to wait for: a container with a healthcheck is waited for
+ * until healthy before the next starts, so `service_healthy` needs one in this file (an image's
+ * own HEALTHCHECK is not waited for; Compose refuses the condition without one too). No service
+ * runs to completion: each runs as long as the service does.
+ */
+function waitsAreKept(containers: AppContainer[], problems: string[]): void {
+  const byName = new Map(containers.map((each) => [each.name, each]));
+  for (const each of containers) {
+    for (const { service, condition } of each.dependsOn) {
+      const target = byName.get(service);
+      if (!target || target === each) continue;
+      if (condition === 'service_healthy' && !target.healthcheck) {
+        problems.push(`Service "${each.name}" waits for "${service}" to be healthy (condition: service_healthy), but "${service}" has no healthcheck ` +
+          `in this file; give it one (healthcheck: test: ["CMD", ...]) or wait only for its start (condition: service_started).`);
+      }
+      if (condition === 'service_completed_successfully') {
+        problems.push(`Service "${each.name}" waits for "${service}" to complete (condition: service_completed_successfully), but teaminfra runs every ` +
+          'service for as long as the service runs; a step before the app starts is x-teaminfra.commands.migrate.');
+      }
+    }
+  }
 }
 
 interface Context { serviceNames: string[]; declaredVolumes: string[]; variables: Set<string>; problems: string[] }
@@ -96,7 +161,9 @@ function container(name: string, spec: ComposeService, context: Context): AppCon
 }
 
 /** `${NAME}` names a variable the driver fills in; `$$` is a literal `$`, as in Compose. */
-function template(value: string, where: string, context: Context): Template {
+function template(
+  value: string, where: string, context: Pick<Context, 'variables' | 'problems'> & { unknown?: (name: string) => string },
+): Template {
   const parts: TemplatePart[] = [];
   const pattern = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$/g;
   let last = 0;
@@ -105,7 +172,8 @@ function template(value: string, where: string, context: Context): Template {
     if (match[0] === '$$') parts.push({ text: '$' });
     else if (match[1] !== undefined) {
       if (!context.variables.has(match[1])) {
-        context.problems.push(`${where} names \${${match[1]}}, which is neither a secret of x-teaminfra.secrets nor one of ${BUILT_IN_VARIABLES.join(', ')}.`);
+        context.problems.push(`${where} ${context.unknown?.(match[1])
+          ?? `names \${${match[1]}}, which is neither a secret of x-teaminfra.secrets nor one of ${BUILT_IN_VARIABLES.join(', ')}.`}`);
       }
       parts.push({ variable: match[1] });
     } else context.problems.push(`${where} has a "$" that is not \${NAME}; write "$$" for a literal dollar sign.`);
@@ -165,7 +233,10 @@ function containerPort(service: string, port: number | string | { target: number
   const match = /^(\d+)(\/tcp)?$/.exec(text);
   const value = match ? Number(match[1]) : NaN;
   if (!match) {
-    problems.push(`Service "${service}" publishes "${text}": give only the container's port ("8000"); teaminfra chooses the address and port on the machine.`);
+    // Compose's [[ADDRESS:]HOST:]CONTAINER[/PROTOCOL]: the container's port is the last part.
+    const container = /(\d+)[^:]*$/.exec(text)?.[1];
+    problems.push(`Service "${service}" publishes "${text}": give only the container's port (${container === undefined ? 'one number' : `"${container}"`}); ` +
+      'teaminfra chooses the address and port on the machine.');
   } else if (!(value > 0 && value < 65536)) problems.push(`Service "${service}" publishes port ${text}, which is not a TCP port.`);
   return match ? value : 0;
 }

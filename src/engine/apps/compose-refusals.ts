@@ -2,7 +2,9 @@
 // the key: host bind mounts, privileged mode, the host's network or PID namespace, added
 // capabilities and devices would each give a team's containers the engine's machine. Any other
 // Compose key outside the subset teaminfra runs is refused by name too, never ignored: a key we
-// silently dropped would run a different app from the one its author wrote.
+// silently dropped would run a different app from the one its author wrote. A key within a
+// typo's reach of one we run is named instead ("did you mean"), so the author fixes the typo.
+import { nearestKey } from './nearest-key.js';
 
 /** Compose keys teaminfra runs, at the top of the file and in a service. */
 export const TOP_LEVEL_KEYS = ['name', 'version', 'services', 'volumes', 'x-teaminfra'] as const;
@@ -25,9 +27,11 @@ export function refusalsOf(raw: unknown): string[] {
   for (const key of Object.keys(raw)) {
     // Compose ignores top-level x- keys (they hold YAML anchors); so do we.
     if ((TOP_LEVEL_KEYS as readonly string[]).includes(key) || key.startsWith('x-')) continue;
+    const nearest = nearestKey(key, TOP_LEVEL_KEYS.filter((known) => !(known in raw)));
     problems.push(key === 'networks'
       ? 'The top-level key "networks" is not supported: teaminfra gives each service a network of its own; remove it.'
-      : `The top-level Compose key "${key}" is not supported by teaminfra; remove it.`);
+      : nearest !== null ? `The top-level key "${key}" is not one teaminfra knows; did you mean "${nearest}"?`
+        : `The top-level Compose key "${key}" is not supported by teaminfra; remove it.`);
   }
   if (isRecord(raw.services)) {
     for (const [name, service] of Object.entries(raw.services)) {
@@ -56,7 +60,10 @@ function serviceRefusals(name: string, service: Record<string, unknown>): string
     } else if (key === 'networks' || key === 'network_mode') {
       problems.push(`Service "${name}" sets "${key}": not supported, because teaminfra puts the containers of a service on a network of their own; remove it.`);
     } else {
-      problems.push(`Service "${name}" uses the Compose key "${key}", which teaminfra does not support; remove it.`);
+      const nearest = nearestKey(key, SERVICE_KEYS.filter((known) => !(known in service)));
+      problems.push(nearest !== null
+        ? `Service "${name}" uses the key "${key}", which teaminfra does not know; did you mean "${nearest}"?`
+        : `Service "${name}" uses the Compose key "${key}", which teaminfra does not support; remove it.`);
     }
   }
   if (Array.isArray(service.volumes)) {

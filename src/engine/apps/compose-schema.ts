@@ -17,6 +17,7 @@ export function durationMs(text: string): number {
 
 const NAME = /^[a-z][a-z0-9-]{0,39}$/;
 const SECRET = /^[A-Z][A-Z0-9_]{0,63}$/;
+const FIELD = /^[a-z][a-z0-9_]{0,39}$/;
 
 /**
  * The schemas, built on the first parse rather than at load: the catalog's create tools reach this
@@ -87,6 +88,10 @@ function buildSchemas() {
     'start-deadline': Duration.optional(),
     'migrate-deadline': Duration.optional(),
     secrets: z.array(z.string().regex(SECRET, 'must be an upper-case name such as DB_PASSWORD')).optional(),
+    'initial-credentials': z.object({
+      login: z.string().min(1).optional(),
+      fields: z.record(z.string().regex(FIELD, 'must be a lower-case name such as company'), z.union([z.string(), z.number()])).optional(),
+    }).strict().optional(),
     commands: z.object(Object.fromEntries(COMMAND_NAMES.map((name) => [name, CommandEntry.optional()])) as
       Record<(typeof COMMAND_NAMES)[number], z.ZodOptional<typeof CommandEntry>>).strict().optional(),
   }).strict();
@@ -106,6 +111,34 @@ function buildSchemas() {
 let schemas: ReturnType<typeof buildSchemas> | undefined;
 export function composeSchemas(): ReturnType<typeof buildSchemas> {
   return (schemas ??= buildSchemas());
+}
+
+/**
+ * The keys the schema knows at `path` of a file (several shapes where a union allows them): what
+ * an unknown key there was most likely meant to be is one of these.
+ */
+export function knownKeysAt(path: readonly PropertyKey[]): string[] {
+  let reached: z.ZodType[] = [composeSchemas().ComposeFile];
+  for (const key of path) {
+    reached = reached.flatMap(shapesOf).flatMap((schema) => {
+      const def = schema.def as unknown as { type: string; shape?: Record<string, z.ZodType>; valueType?: z.ZodType; element?: z.ZodType };
+      if (def.type === 'object') return def.shape?.[String(key)] ? [def.shape[String(key)]!] : [];
+      if (def.type === 'record') return def.valueType ? [def.valueType] : [];
+      return def.type === 'array' && typeof key === 'number' && def.element ? [def.element] : [];
+    });
+  }
+  return [...new Set(reached.flatMap(shapesOf).flatMap((schema) => {
+    const def = schema.def as unknown as { type: string; shape?: Record<string, z.ZodType> };
+    return def.type === 'object' ? Object.keys(def.shape ?? {}) : [];
+  }))];
+}
+
+/** The schemas a value may match: an optional or nullable one's inner schema, each option of a union. */
+function shapesOf(schema: z.ZodType): z.ZodType[] {
+  const def = schema.def as unknown as { type: string; innerType?: z.ZodType; options?: z.ZodType[] };
+  if ((def.type === 'optional' || def.type === 'nullable') && def.innerType) return shapesOf(def.innerType);
+  if (def.type === 'union' && def.options) return def.options.flatMap(shapesOf);
+  return [schema];
 }
 
 export type ComposeFile = z.infer<ReturnType<typeof buildSchemas>['ComposeFile']>;

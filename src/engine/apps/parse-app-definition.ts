@@ -11,7 +11,8 @@ import type { z } from 'zod';
 import type { AppDefinition } from './app-definition.js';
 import { buildAppDefinition } from './build-app-definition.js';
 import { refusalsOf } from './compose-refusals.js';
-import { APP_NAME, composeSchemas } from './compose-schema.js';
+import { APP_NAME, composeSchemas, knownKeysAt } from './compose-schema.js';
+import { nearestKey } from './nearest-key.js';
 
 /** A definition refused: `problems` holds one sentence per problem, for a person to act on. */
 export class AppDefinitionError extends Error {
@@ -43,7 +44,7 @@ export function parseAppDefinition(text: string, name?: string): AppDefinition {
   if (refusals.length > 0) throw new AppDefinitionError(refusals);
 
   const checked = composeSchemas().ComposeFile.safeParse(raw);
-  if (!checked.success) throw new AppDefinitionError(checked.error.issues.map((issue) => sentenceOf(issue, raw)));
+  if (!checked.success) throw new AppDefinitionError(checked.error.issues.flatMap((issue) => sentencesOf(issue, raw)));
 
   const problems: string[] = [];
   const appName = name ?? checked.data.name;
@@ -54,12 +55,27 @@ export function parseAppDefinition(text: string, name?: string): AppDefinition {
   return definition;
 }
 
-function sentenceOf(issue: z.core.$ZodIssue, raw: unknown): string {
+function sentencesOf(issue: z.core.$ZodIssue, raw: unknown): string[] {
   const where = issue.path.length === 0 ? 'The file' : pathText(issue.path);
   const given = issue.path.reduce<unknown>((value, key) => (value as Record<PropertyKey, unknown> | undefined)?.[key], raw);
-  if (given === undefined) return `${where} is required.`;
-  if (issue.code === 'unrecognized_keys') return `${where} has keys teaminfra does not know: ${issue.keys.join(', ')}; remove them.`;
-  return `${where} ${issue.message.replace(/^Invalid input: /, 'is invalid: ')}.`.replace(/\.\.$/, '.');
+  if (given === undefined) return [`${where} is required.`];
+  if (issue.code === 'unrecognized_keys') {
+    // A typo is named with the key it was meant to be; the others are to be removed.
+    const known = knownKeysAt(issue.path).filter((key) => !(key in (given as object)));
+    const typos = issue.keys.map((key) => ({ key, nearest: nearestKey(key, known) })).filter((each) => each.nearest !== null);
+    const unknown = issue.keys.filter((key) => !typos.some((typo) => typo.key === key));
+    return [
+      ...typos.map(({ key, nearest }) => `${where} has the key "${key}", which teaminfra does not know; did you mean "${nearest}"?`),
+      ...(unknown.length > 0 ? [`${where} has keys teaminfra does not know: ${unknown.join(', ')}; remove them.`] : []),
+    ];
+  }
+  if (issue.code === 'invalid_key') {
+    // A name of a mapping (a service's, a field's): the rule it breaks is its own issue's message.
+    const parent = issue.path.slice(0, -1);
+    return [`The name "${String(issue.path.at(-1))}" in ${parent.length === 0 ? 'the file' : `"${parent.map(String).join('.')}"`} ` +
+      `${issue.issues[0]?.message ?? 'is not valid'}.`];
+  }
+  return [`${where} ${issue.message.replace(/^Invalid input: /, 'is invalid: ')}.`.replace(/\.\.$/, '.')];
 }
 
 /** `services.tryton.environment` reads as: Service "tryton", key "environment". */

@@ -177,7 +177,7 @@ export async function loadAppArchive(
 
 const WHAT: Record<CommandName, string> = {
   snapshot: "The app's snapshot command", verify: "The app's verify command", restore: "The app's restore command",
-  neutralize: "The app's neutralize command", migrate: "The app's migrate command", destroy: "The app's destroy command",
+  neutralize: "The app's neutralize command", migrate: "The app's migrate command",
 };
 
 /** The definition's command `name` as a one-off container of the service it names (its image, environment, volumes, network). */

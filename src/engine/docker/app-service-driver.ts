@@ -24,7 +24,8 @@ import type { Database } from '../../db/tables.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import { findApp } from '../apps/app-registry.js';
 import type { AppContainer, AppDefinition } from '../apps/app-definition.js';
-import { ADMIN_PASSWORD_SECRET, sealInitialCredentials, type SealedInitialCredentials } from '../apps/initial-credentials.js';
+import { recipeOf } from '../apps/images/image-recipes.js';
+import { initialCredentialsOf, sealInitialCredentials, type SealedInitialCredentials } from '../apps/initial-credentials.js';
 import { renderEnvironment } from '../apps/render-environment.js';
 import { smtpUri } from '../apps/smtp-uri.js';
 import { staleContainer } from './stale-container.js';
@@ -75,18 +76,21 @@ export class AppServiceDriver {
   async provision(service: ServiceSpec): Promise<{ initialCredentials?: SealedInitialCredentials }> {
     const app = await this.appOf(service);
     const { api, address } = this.options.engines.engineOf(service.server);
-    // Said now, not at the first start: no registry is reachable, so a missing image is the operator's to build.
+    // Said now, not at the first start: the driver never pulls, so a missing image is the operator's to
+    // build (an image with an offline recipe) or to put on the engine (any other).
     for (const image of new Set(app.containers.map((container) => container.image))) {
       const found = await api.json<object | undefined>('GET', `/images/${encodeURIComponent(image)}/json`, { accept: [404] });
       if (!found) {
-        throw new DriverError(`The image ${image} of the app ${app.name} is not on the Docker engine ${address.text}; the operator builds it ` +
-          `with "teaminfra admin build-app-images --app ${app.name} --docker-host ${address.text}", then create the service again.`);
+        throw new DriverError(`The image ${image} of the app ${app.name} is not on the Docker engine ${address.text}; ` + (recipeOf(image)
+          ? `the operator builds it with "teaminfra admin build-app-images --app ${app.name} --docker-host ${address.text}", then create the service again.`
+          : 'teaminfra does not pull images, so the operator puts it there (docker pull, or docker load of a saved image, against that engine), ' +
+            'then create the service again.'));
       }
     }
     await this.ensureNetworkAndVolumes(api, service, app, await this.generationOf(service));
     const values = await ensureServiceSecrets(this.options.db, this.options.secrets, service.id, app.secrets);
-    const admin = values[ADMIN_PASSWORD_SECRET];
-    return admin === undefined ? {} : { initialCredentials: sealInitialCredentials(this.options.secrets, service.id, admin) };
+    const credentials = initialCredentialsOf(app, { ...values, TEAMINFRA_SERVICE_ID: service.id, TEAMINFRA_SERVICE_NAME: service.name });
+    return credentials ? { initialCredentials: sealInitialCredentials(this.options.secrets, service.id, credentials) } : {};
   }
 
   async status(service: ServiceSpec): Promise<ServiceStatus> {

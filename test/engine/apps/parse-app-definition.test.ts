@@ -1,10 +1,13 @@
 // App definitions: a Compose file becomes the typed model, and what a team must never get
 // through a definition is refused with a sentence naming the service and the key.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bundledApp, BUNDLED_APP_NAMES } from '../../../src/engine/apps/bundled-apps.js';
 import { AppDefinitionError, parseAppDefinition } from '../../../src/engine/apps/parse-app-definition.js';
 import { renderEnvironment } from '../../../src/engine/apps/render-environment.js';
 import { smtpUri } from '../../../src/engine/apps/smtp-uri.js';
+import { packageRoot } from '../../../src/package-root.js';
 
 const MINIMAL = `
 name: shop
@@ -139,7 +142,7 @@ name: shop
 services:
   web: { image: a, ports: ["80"], depends_on: [api] }
   api: { image: b, depends_on: { db: { condition: service_healthy } } }
-  db: { image: c }
+  db: { image: c, healthcheck: { test: [CMD, pg_isready] } }
 x-teaminfra: { web: web }
 `);
     expect(ordered.containers.map((each) => each.name)).toEqual(['db', 'api', 'web']);
@@ -150,6 +153,128 @@ services:
   api: { image: b, depends_on: [web] }
 x-teaminfra: { web: web }
 `)).toEqual(['The services depend on each other in a cycle: web -> api -> web.']);
+  });
+
+  it('refuses waiting for a service to be healthy when it has no healthcheck, and waiting for one to complete', () => {
+    const waiting = (database: string, condition = 'service_healthy') => `
+name: shop
+services:
+  web: { image: a, ports: ["80"], depends_on: { db: { condition: ${condition} } } }
+  db: ${database}
+x-teaminfra: { web: web }
+`;
+    expect(problemsOf(waiting('{ image: c }'))).toEqual([
+      'Service "web" waits for "db" to be healthy (condition: service_healthy), but "db" has no healthcheck in this file; ' +
+        'give it one (healthcheck: test: ["CMD", ...]) or wait only for its start (condition: service_started).',
+    ]);
+    expect(problemsOf(waiting('{ image: c, healthcheck: { test: [CMD, pg_isready], disable: true } }'))[0]).toContain('but "db" has no healthcheck');
+    expect(parseAppDefinition(waiting('{ image: c, healthcheck: { test: [CMD, pg_isready] } }')).containers[1]!.dependsOn)
+      .toEqual([{ service: 'db', condition: 'service_healthy' }]);
+    expect(parseAppDefinition(waiting('{ image: c }', 'service_started')).containers.map((each) => each.name)).toEqual(['db', 'web']);
+    expect(problemsOf(waiting('{ image: c }', 'service_completed_successfully'))).toEqual([
+      'Service "web" waits for "db" to complete (condition: service_completed_successfully), but teaminfra runs every service for as long ' +
+        'as the service runs; a step before the app starts is x-teaminfra.commands.migrate.',
+    ]);
+  });
+
+  it('names the key a typo was meant to be, wherever it is, and still says to remove a key it does not know', () => {
+    expect(problemsOf(withWeb('healtcheck:\n  test: [CMD, true]'))).toEqual([
+      'Service "web" uses the key "healtcheck", which teaminfra does not know; did you mean "healthcheck"?',
+    ]);
+    expect(problemsOf(withWeb('comand: [serve]'))).toEqual(['Service "web" uses the key "comand", which teaminfra does not know; did you mean "command"?']);
+    expect(problemsOf(`${MINIMAL}volume: {}\n`)).toEqual(['The top-level key "volume" is not one teaminfra knows; did you mean "volumes"?']);
+    expect(problemsOf(MINIMAL.replace('  web: web\n', '  web: web\n  helth-path: /up\n  backup-every: 1h\n'))).toEqual([
+      '"x-teaminfra" has the key "helth-path", which teaminfra does not know; did you mean "health-path"?',
+      '"x-teaminfra" has keys teaminfra does not know: backup-every; remove them.',
+    ]);
+    expect(problemsOf(withWeb('healthcheck:\n  test: [CMD, pg_isready]\n  intervall: 5s'))).toEqual([
+      'Service "web", key "healthcheck", has the key "intervall", which teaminfra does not know; did you mean "interval"?',
+    ]);
+    expect(problemsOf(MINIMAL.replace('  web: web\n', '  web: web\n  commands:\n    snapshots: { service: web, command: [dump] }\n'))).toEqual([
+      '"x-teaminfra.commands" has the key "snapshots", which teaminfra does not know; did you mean "snapshot"?',
+    ]);
+    expect(problemsOf(MINIMAL.replace('  web: web\n', '  web: web\n  commands:\n    migrate: { service: web, comand: [up] }\n'))).toContain(
+      '"x-teaminfra.commands.migrate" has the key "comand", which teaminfra does not know; did you mean "command"?',
+    );
+    // A key already there is not what its near twin meant: that one is to be removed.
+    expect(problemsOf(withWeb('healthcheck: { test: [CMD, true] }\nhealthchek: { test: [CMD, true] }'))).toEqual([
+      'Service "web" uses the Compose key "healthchek", which teaminfra does not support; remove it.',
+    ]);
+  });
+
+  it('refuses a database that a restore would wait for without a healthcheck', () => {
+    const restoring = (healthcheck: string) => `
+name: shop
+services:
+  web: { image: a, ports: ["80"] }
+  db: { image: c, volumes: ["data:/var/lib/db"]${healthcheck} }
+volumes: { data: {} }
+x-teaminfra:
+  web: web
+  database: db
+  commands:
+    snapshot: { service: db, command: [dump] }
+    restore: { service: db, command: [load] }
+`;
+    expect(problemsOf(restoring(''))).toEqual([
+      'x-teaminfra.database names "db", which has no healthcheck: a restore or copy starts it on new volumes and runs the restore command ' +
+        'once it is healthy, so give it one (healthcheck: test: ["CMD", ...]).',
+    ]);
+    expect(parseAppDefinition(restoring(', healthcheck: { test: [CMD, ready] }')).database).toEqual({ service: 'db' });
+  });
+
+  it('refuses a destroy command, which no step runs', () => {
+    expect(problemsOf(MINIMAL.replace('  web: web\n', '  web: web\n  commands:\n    destroy: { service: web, command: [dropdb, books] }\n'))).toEqual([
+      '"x-teaminfra.commands" has keys teaminfra does not know: destroy; remove them.',
+    ]);
+  });
+
+  it('names the container port given when the web service publishes it with a host part, or publishes several', () => {
+    const publishing = (ports: string) => MINIMAL.replace('ports: ["8000"]', `ports: ${ports}`);
+    expect(problemsOf(publishing('["127.0.0.1:8080:5762"]'))).toEqual([
+      'Service "web" publishes "127.0.0.1:8080:5762": give only the container\'s port ("5762"); teaminfra chooses the address and port on the machine.',
+    ]);
+    expect(problemsOf(publishing('["9000:3000/tcp"]'))[0]).toContain('give only the container\'s port ("3000")');
+    expect(problemsOf(publishing('["5762", "5763"]'))).toEqual([
+      'Service "web" is web-facing and must publish exactly one port; it publishes 2 ("5762", "5763"): keep only the one it serves on.',
+    ]);
+    expect(problemsOf(publishing('[]'))[0]).toContain('it publishes none');
+    expect(parseAppDefinition(publishing('[{ target: 5762 }]')).web.port).toBe(5762);
+  });
+
+  it('gives the first login admin with the ADMIN_PASSWORD secret, or the login and fields the definition states', () => {
+    expect(bundledApp('tryton')!.initialCredentials).toEqual({ login: [{ text: 'admin' }], fields: {} });
+    expect(bundledApp('demo')!.initialCredentials).toBeNull();
+    const stated = parseAppDefinition(MINIMAL.replace('  web: web\n', `  web: web
+  secrets: [ADMIN_PASSWORD, DB_PASSWORD]
+  initial-credentials:
+    login: owner-\${TEAMINFRA_SERVICE_ID}
+    fields: { company: "\${TEAMINFRA_SERVICE_NAME} Ltd", database: books, year: 2026 }
+`));
+    expect(stated.initialCredentials).toEqual({
+      login: [{ text: 'owner-' }, { variable: 'TEAMINFRA_SERVICE_ID' }],
+      fields: { company: [{ variable: 'TEAMINFRA_SERVICE_NAME' }, { text: ' Ltd' }], database: [{ text: 'books' }], year: [{ text: '2026' }] },
+    });
+  });
+
+  it('refuses initial credentials without the ADMIN_PASSWORD secret, a secret in the login, and what is not known at create', () => {
+    const stating = (secrets: string, credentials: string) => MINIMAL.replace('  web: web\n', `  web: web\n  secrets: ${secrets}\n  initial-credentials: ${credentials}\n`);
+    expect(problemsOf(stating('[DB_PASSWORD]', '{ login: owner }'))).toEqual([
+      'x-teaminfra.initial-credentials gives the password of the secret ADMIN_PASSWORD, which x-teaminfra.secrets does not declare; add it there.',
+    ]);
+    expect(problemsOf(stating('[ADMIN_PASSWORD, DB_PASSWORD]', '{ login: "\${DB_PASSWORD}" }'))).toEqual([
+      'x-teaminfra.initial-credentials.login names ${DB_PASSWORD}, which is not known when the service is created; it may name TEAMINFRA_SERVICE_ID, TEAMINFRA_SERVICE_NAME.',
+    ]);
+    expect(problemsOf(stating('[ADMIN_PASSWORD]', '{ fields: { url: "\${TEAMINFRA_PUBLIC_URL}" } }'))).toEqual([
+      'x-teaminfra.initial-credentials.fields.url names ${TEAMINFRA_PUBLIC_URL}, which is not known when the service is created; ' +
+        'it may name TEAMINFRA_SERVICE_ID, TEAMINFRA_SERVICE_NAME, ADMIN_PASSWORD.',
+    ]);
+    expect(problemsOf(stating('[ADMIN_PASSWORD]', '{ fields: { Company: x } }'))).toEqual([
+      'The name "Company" in "x-teaminfra.initial-credentials.fields" must be a lower-case name such as company.',
+    ]);
+    expect(problemsOf(stating('[ADMIN_PASSWORD]', '{ logn: x }'))).toEqual([
+      '"x-teaminfra.initial-credentials" has the key "logn", which teaminfra does not know; did you mean "login"?',
+    ]);
   });
 
   it('refuses YAML that is not valid, duplicate keys, and alias bombs, with a sentence', () => {
@@ -163,6 +288,23 @@ x-teaminfra: { web: web }
   it('keeps $$ as a literal dollar and refuses a lone $', () => {
     expect(parseAppDefinition(withWeb('environment: { PRICE: "$$5" }')).containers[0]!.environment.PRICE).toEqual([{ text: '$' }, { text: '5' }]);
     expect(problemsOf(withWeb('environment: { PRICE: "$5" }'))[0]).toContain('write "$$" for a literal dollar sign');
+  });
+});
+
+describe('docs/app-definitions.md', () => {
+  const page = readFileSync(join(packageRoot, 'docs', 'app-definitions.md'), 'utf8');
+  const blocks = [...page.matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => match[1]!);
+
+  it('shows definitions that parse: the example of an app whose logins are roles, and the first-login keys in a file', () => {
+    const ledger = parseAppDefinition(blocks.find((block) => block.startsWith('name: ledger\n'))!);
+    expect(ledger.containers.map((each) => each.name)).toEqual(['database', 'ledger']);
+    expect(ledger.commands.snapshot?.command.slice(0, 2)).toEqual(['sh', '-c']);
+    expect(ledger.commands.restore?.command[2]).toBe('grep -v -E "^(CREATE|ALTER) ROLE $PGUSER[ ;]" roles.sql | psql --set=ON_ERROR_STOP=1 --quiet ' +
+      '&& pg_restore --create --exit-on-error --dbname=postgres company.dump');
+    expect(ledger.initialCredentials?.fields).toEqual({ company: [{ text: 'books' }] });
+    const firstLogin = blocks.find((block) => block.includes('initial-credentials:') && !block.includes('services:'))!;
+    const withFirstLogin = parseAppDefinition(`${MINIMAL.replace(/x-teaminfra:\n  web: web\n/, '')}${firstLogin.replace('x-teaminfra:\n', 'x-teaminfra:\n  web: web\n')}`);
+    expect(Object.keys(withFirstLogin.initialCredentials!.fields)).toEqual(['company', 'database']);
   });
 });
 

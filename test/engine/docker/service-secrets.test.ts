@@ -67,7 +67,7 @@ describe('service secrets', () => {
 
   it('initial credentials open for their own service only', () => {
     const box = boxOf(keyText());
-    const sealed = sealInitialCredentials(box, 'svc_a', 'pw-123456');
+    const sealed = sealInitialCredentials(box, 'svc_a', { login: 'admin', password: 'pw-123456' });
     expect(JSON.stringify(sealed)).not.toContain('pw-123456');
     expect(openInitialCredentials({ initial_credentials: sealed }, 'svc_a', box)).toEqual({ login: 'admin', password: 'pw-123456' });
     expect(openInitialCredentials({ initial_credentials: sealed }, 'svc_b', box)).toBeNull();
