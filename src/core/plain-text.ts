@@ -3,7 +3,8 @@
 // characters have no place there: control characters (NUL, line breaks, escape sequences), which
 // can cut or forge what is displayed, and the invisible bidirectional-text controls (such as
 // U+202E RIGHT-TO-LEFT OVERRIDE), which make text read differently from what it is
-// ("Trojan Source", CVE-2021-42574). They are refused, never silently removed.
+// ("Trojan Source", CVE-2021-42574). They are refused, never silently removed. Text we only pass
+// on (logs, a program's output in a failure reason) is shown with them escaped (visibleText).
 
 // Cc: C0 and C1 controls with NUL and DEL; Cs: lone surrogates (not text); U+061C, U+200E,
 // U+200F: direction marks; U+202A-U+202E: embeddings and overrides; U+2066-U+2069: isolates;
