@@ -156,10 +156,27 @@ export const DecisionView = builtOnce(() => z.object({
 
 export const TokenId = builtOnce(() => idOf('tok', 'an API token'));
 
-/** An instant given by a client: ISO 8601 with its offset, or a date (that day's midnight, UTC). */
+/**
+ * Whether a date or time in Instant's form names a moment that exists, from 1970 on. Date.parse
+ * alone is no check: it reads "2026-02-30" as 2 March (it refuses an hour, minute or offset out
+ * of range, and a month or day past 31, itself).
+ */
+function onTheCalendar(value: string): boolean {
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  const ms = Date.parse(value);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day && ms >= 0 && ms < 4e12;
+}
+
+const INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+/**
+ * An instant given by a client: ISO 8601 with its offset, or a date (that day's midnight, UTC),
+ * that exists on the calendar. Every time a client gives is read through this one schema.
+ */
 export const Instant = builtOnce(() => z.string().max(40)
-  .regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/, 'Must be a date (2026-01-31) or a time with its offset (2026-01-31T09:00:00Z).')
-  .refine((value) => { const ms = Date.parse(value); return ms >= 0 && ms < 4e12; }, 'Must be a real date.'));
+  .regex(INSTANT, 'Must be a date (2026-01-31) or a time with its offset (2026-01-31T09:00:00Z).')
+  .refine((value) => !INSTANT.test(value) || onTheCalendar(value), 'Must be a date and time that exist (such as 2026-02-28, not 2026-02-30).'));
 
 export const ActivityView = builtOnce(() => z.object({
   id: z.string(),
@@ -199,7 +216,11 @@ export const BackupScheduleView = builtOnce(() => z.object({
 export const LogsInput = builtOnce(() => ({
   service_id: ServiceId(),
   tail: z.coerce.number().int().min(1).max(5000).default(200),
-  since: z.string().max(100).optional()
+  // What starts with a date is a time, checked as every time is (Instant); anything else is a cursor (log-cursor.ts checks it).
+  since: z.string().max(100).superRefine((value, context) => {
+    if (!/^\d{4}-\d{2}-\d{2}/.test(value)) return;
+    for (const issue of Instant().safeParse(value).error?.issues ?? []) context.addIssue({ code: 'custom', message: issue.message });
+  }).optional()
     .describe('An ISO 8601 time or a next_cursor: the lines after it.'),
 }));
 

@@ -1,14 +1,15 @@
 // The engine's one driver: each call goes to the driver of the service's server, the Docker
 // driver for a server that is a Docker engine, the local driver otherwise. An engine's own
 // failure (it does not answer, refuses a call) becomes the operation's reason: it names the
-// engine and says what to do, and holds nothing of ours; no reason quotes a secret
-// (redact-secrets.ts), whichever driver wrote it.
+// engine and says what to do, and holds nothing of ours; no reason quotes a secret, is longer
+// than a reason's bound, or holds a character that acts instead of being read (publicReason in
+// redact-secrets.ts), whichever driver wrote it.
 import {
   DriverError, type BackupFile, type ProvisionResult, type RestoreHooks, type RunningService, type ServerSpec, type ServiceDriver, type ServiceSpec,
   type ServiceStatus, type StartHooks,
 } from './driver.js';
 import { DockerError } from './docker/docker-api.js';
-import { redactSecrets } from './redact-secrets.js';
+import { publicReason } from './redact-secrets.js';
 
 export class DriverRouter implements ServiceDriver {
   readonly name = 'router';
@@ -59,7 +60,10 @@ export class DriverRouter implements ServiceDriver {
     return this.engineFailures(this.driverOf(copy.server).copy(source, copy), copy);
   }
 
-  /** A failure's reason as stored: an engine's own failure becomes a DriverError, and no reason quotes a secret. */
+  /**
+   * A failure's reason as stored: an engine's own failure becomes a DriverError; every reason has
+   * its secrets taken out before it is cut to its bound, and its invisible characters escaped.
+   */
   private async engineFailures<T>(call: Promise<T>, service?: ServiceSpec): Promise<T> {
     try {
       return await call;
@@ -68,7 +72,7 @@ export class DriverRouter implements ServiceDriver {
       const driver = service && this.driverOf(service.server);
       const known = service && driver?.secretValuesOf ? await driver.secretValuesOf(service).catch(() => []) : [];
       const portUnusable = error instanceof DriverError && error.portUnusable;
-      throw new DriverError(redactSecrets(error.reason, known), portUnusable, { cause: error });
+      throw new DriverError(publicReason(error.reason, known), portUnusable, { cause: error });
     }
   }
 

@@ -26,6 +26,15 @@ export function registerRestRoutes(
     // JSON only: Fastify's default text/plain parser would hand a string to the route, answered
     // 400; without it any body that is not JSON is refused 415, as docs/rest-api.md promises.
     scope.removeContentTypeParser('text/plain');
+    // A POST without a body but with "Content-Type: application/json", as many client libraries
+    // send `start`, means "no fields": it is read as {} rather than refused as empty JSON. Any
+    // other body goes to Fastify's own parser (and its guard against prototype poisoning).
+    const parseJson = scope.getDefaultJsonParser('error', 'error');
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      if (body.length === 0) done(null, {});
+      else parseJson(request, body as string, done);
+    });
     for (const capability of catalog) {
       scope.route({
         method: capability.http.method,

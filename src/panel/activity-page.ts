@@ -1,13 +1,17 @@
 // Activity (owners and admins): the team's activity trail, as list_activity answers it to a token
 // with full access, filtered the same way (token, service, action, outcome, dates) and read a page
 // at a time, newest first. Each token's row on the API Tokens page links here with its filter.
+// It answers what the API answers: a service that is not the team's (another team's, deleted,
+// never made) is 404, and a date that is not on the calendar is not understood (Instant).
 import type { FastifyInstance } from 'fastify';
 import type { App } from '../app.js';
 import { ACTION_NAME, listActivity, listTokensToFilterBy, type ActivityFilters, type ActivityRow } from '../db/repositories/activity.js';
 import { encodeCursor } from '../db/pagination.js';
+import { findReachableService } from '../db/repositories/services.js';
+import { Instant } from '../../tools/schemas.js';
 import { html } from './html.js';
 import { page, sendPage } from './layout.js';
-import { requireRole, requireTeamSession } from './session-guard.js';
+import { PanelRefusal, requireRole, requireTeamSession } from './session-guard.js';
 
 export const ACTIVITY_PATH = '/panel/activity';
 const PAGE_SIZE = 50;
@@ -20,6 +24,8 @@ const CHANNEL_LABELS: Record<string, string> = {
   schedule: 'Backup schedule (last changed by the actor shown)', retention: 'Backup retention',
 };
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** A day as the date inputs send it, on the calendar. */
+const isDay = (value: string) => DATE.test(value) && Instant().safeParse(value).success;
 
 type Query = Partial<Record<'token' | 'service' | 'action' | 'outcome' | 'from' | 'to' | 'cursor', string>>;
 
@@ -34,12 +40,9 @@ function filtersOf(query: Query): { filters: ActivityFilters; error?: string } {
     const outcome = OUTCOMES.find((value) => value === query.outcome);
     if (outcome) filters.outcome = outcome; else bad.push('outcome');
   }
-  if (query.from) (DATE.test(query.from) && !Number.isNaN(Date.parse(query.from)) ? (filters.since = query.from) : bad.push('from'));
+  if (query.from) (isDay(query.from) ? (filters.since = query.from) : bad.push('from'));
   // "To" is a day the list includes: the trail is read up to the next midnight (UTC).
-  if (query.to) {
-    const end = Date.parse(query.to) + 86_400_000;
-    if (DATE.test(query.to) && !Number.isNaN(end)) filters.until = new Date(end).toISOString(); else bad.push('to');
-  }
+  if (query.to) (isDay(query.to) ? (filters.until = new Date(Date.parse(query.to) + 86_400_000).toISOString()) : bad.push('to'));
   return bad.length > 0 ? { filters, error: `These filters are not understood: ${bad.join(', ')}.` } : { filters };
 }
 
@@ -62,6 +65,9 @@ export function registerActivityPage(server: FastifyInstance, app: App): void {
     let next: string | null = null;
     if (!error) {
       const reach = { teamId: session.team.id, tokenId: '', restrictServices: false, restrictServers: false };
+      if (filters.serviceId && !(await findReachableService(db, reach, filters.serviceId))) {
+        throw new PanelRefusal(404, 'No such ERP service', 'This ERP service does not exist in your team, or it was deleted.');
+      }
       try {
         rows = await listActivity(db, reach, filters, { limit: PAGE_SIZE, cursor: query.cursor });
       } catch {

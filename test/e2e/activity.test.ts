@@ -188,4 +188,21 @@ describe('GET /api/activity after a token created in the panel, a start over RES
     expect(refused.status).toBe(400);
     expect(refused.body.detail).toBe('The request has invalid fields: outcome, since.');
   });
+
+  it('refuses a time that is not on the calendar or has text after it, naming the field, over REST and MCP', async () => {
+    for (const [query, field] of [['since=2026-02-30', 'since'], ['until=2026-11-28junk', 'until'], ['since=2026-04-31T10:00:00Z', 'since']]) {
+      const refused = await getJson(server.baseUrl, `/api/activity?${query}`, reader);
+      expect(refused.status, query).toBe(400);
+      expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(refused.body.errors, query).toEqual([{ field, message: expect.stringMatching(/^Must be a date/) }]);
+    }
+    const mcp = await connectHttp(server.baseUrl, reader);
+    try {
+      const refused = await mcp.client.callTool({ name: 'list_activity', arguments: { since: '2026-02-30' } });
+      expect(refused.isError).toBe(true);
+      expect(problemIn(refused)?.errors).toEqual([{ field: 'since', message: 'Must be a date and time that exist (such as 2026-02-28, not 2026-02-30).' }]);
+    } finally {
+      await mcp.close();
+    }
+  });
 });

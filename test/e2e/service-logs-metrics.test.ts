@@ -1,11 +1,13 @@
 // A service's logs and metrics over REST, on the local driver, with a real ERP process: the lines
 // it printed come back in order, with tail and a cursor that reads on; reading them needs
-// services:logs, reach applies as everywhere, and control characters come back escaped. Its
+// services:logs, reach applies as everywhere, and control and invisible characters come back
+// escaped, over REST and MCP alike. Its
 // metrics show a running process's memory and data, and a stopped one's state without CPU. An
 // operation shows what each of its steps did and how long it took, a failed step with why.
 import { appendFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectHttp, problemIn } from '../mcp/clients.js';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { act, send } from '../engine/support/engine-http.js';
 
@@ -64,6 +66,23 @@ describe.skipIf(process.platform !== 'linux')('service logs and metrics on a loc
     expect(page.body.lines[1].text).toBe(`${'x'.repeat(4000)} [line cut: 10000 characters in all]`);
   });
 
+  it('escapes the invisible characters that hide text from a person, over REST and MCP alike', async () => {
+    const before = await logs('?tail=1');
+    // "rm" in tag characters and a zero-width space: a browser shows nothing, an assistant reads them.
+    appendFileSync(logFile, 'ready\u200b\u{E0001}\u{E0072}\u{E006D}\u{E007F} \u2066x\ufeff\n');
+    const shown = 'ready\\u200b\\u{e0001}\\u{e0072}\\u{e006d}\\u{e007f} \\u2066x\\ufeff';
+    const page = await logs(`?since=${encodeURIComponent(before.body.next_cursor)}`);
+    expect(page.body.lines.map((line: { text: string }) => line.text)).toEqual([shown]);
+    const mcp = await connectHttp(server.baseUrl, token);
+    try {
+      const read = await mcp.client.callTool({ name: 'get_erp_service_logs', arguments: { service_id: serviceId, since: before.body.next_cursor } });
+      expect((read.structuredContent as { lines: { text: string }[] }).lines.map((line) => line.text)).toEqual([shown]);
+      expect(JSON.stringify(read)).not.toMatch(/[\u200b\u2066\ufeff\u{E0000}-\u{E007F}]/u);
+    } finally {
+      await mcp.close();
+    }
+  });
+
   it('moves on past a single line longer than a whole read (2 MiB), answered cut', async () => {
     const before = await logs('?tail=1');
     appendFileSync(logFile, `${'g'.repeat(3 * 1024 * 1024)}\nafter the giant\n`);
@@ -86,6 +105,22 @@ describe.skipIf(process.platform !== 'linux')('service logs and metrics on a loc
     expect(time.status).toBe(400);
     expect(time.body.errors[0].message).toContain('keeps no time per line');
     expect((await logs('?tail=5001')).status).toBe(400);
+  });
+
+  it('refuses a since that starts as a date but is not one on the calendar, on the since field, over REST and MCP', async () => {
+    for (const since of ['2026-11-28junk', '2026-02-30', '2026-02-30T10:00:00Z']) {
+      const refused = await logs(`?since=${since}`);
+      expect(refused.status, since).toBe(400);
+      expect(refused.body.errors, since).toEqual([{ field: 'since', message: expect.stringMatching(/^Must be a date/) }]);
+    }
+    const mcp = await connectHttp(server.baseUrl, token);
+    try {
+      const refused = await mcp.client.callTool({ name: 'get_erp_service_logs', arguments: { service_id: serviceId, since: '2026-11-28junk' } });
+      expect(refused.isError).toBe(true);
+      expect(problemIn(refused)?.errors).toEqual([{ field: 'since', message: expect.stringMatching(/^Must be a date/) }]);
+    } finally {
+      await mcp.close();
+    }
   });
 
   it('needs services:logs, which services:read does not give: the 403 names it', async () => {

@@ -1,6 +1,7 @@
 // The panel's Activity page over plain HTTP, against the real server and database: a page holds
 // 50 entries and links to the older ones with the same filters, a filter it does not understand
-// is named in a sentence, another team's entries never show, and the page stays small.
+// is named in a sentence, another team's entries never show (another team's service is 404, as
+// over the API), and the page stays small.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/db/ids.js';
 import { makeToken, seedMembers, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
@@ -71,8 +72,19 @@ describe('GET /panel/activity', () => {
     const refused = await owner.request('GET', '/panel/activity?token=robot&outcome=maybe&from=yesterday');
     expect(refused.status).toBe(200);
     expect(refused.text).toContain('These filters are not understood: token, outcome, from.');
+    const notOnTheCalendar = await owner.request('GET', '/panel/activity?from=2026-02-30&to=2026-04-31');
+    expect(notOnTheCalendar.text).toContain('These filters are not understood: from, to.');
     const forged = await owner.request('GET', '/panel/activity?cursor=not-ours');
     expect(forged.status).toBe(400);
     expect(forged.text).toContain('This page link is out of date.');
+  });
+
+  it('answers 404, as the API does, when the service filter is another team\'s service', async () => {
+    const otherService = await server.app.db.kysely.selectFrom('erp_services').select('id').where('team_id', '!=', team.teamId).executeTakeFirstOrThrow();
+    const refused = await owner.request('GET', `/panel/activity?service=${otherService.id}`);
+    expect(refused.status).toBe(404);
+    expect(refused.text).toContain('This ERP service does not exist in your team');
+    expect(refused.text).not.toContain('data-entry-id');
+    expect((await owner.request('GET', `/panel/activity?service=${team.serviceIds[0]}`)).status).toBe(200);
   });
 });

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { DriverError } from '../driver.js';
 import { isLeaseOwnerGone, newLeaseOwner } from '../lease-owner.js';
+import { quotableOutput } from '../redact-secrets.js';
 import { DockerError, type DockerApi } from './docker-api.js';
 import type { ContainerLimits } from './container-limits.js';
 import type { ImageContract } from './erp-image-contract.js';
@@ -205,14 +206,17 @@ export async function waitHealthy(
   }
 }
 
-/** ": its last output was ..." from the container's log, or nothing. */
+/**
+ * "; its last output was ..." from the container's log, or nothing. The line is quoted whole
+ * (quotableOutput): the router takes its secrets out and only then cuts it (publicReason).
+ */
 export async function lastOutput(api: DockerApi, id: string): Promise<string> {
   try {
     const log = await api.stream('GET', `/containers/${id}/logs`, { query: { stdout: 1, stderr: 1, tail: 5 }, timeoutMs: 5_000 });
     const chunks: Buffer[] = [];
     for await (const chunk of log) chunks.push(chunk as Buffer);
     const line = demultiplex(Buffer.concat(chunks)).trim().split('\n').filter(Boolean).pop();
-    return line ? `; its last output was "${line.slice(0, 300)}"` : '';
+    return line ? `; its last output was "${quotableOutput(line)}"` : '';
   } catch {
     return '';
   }

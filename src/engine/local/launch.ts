@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DriverError, type RunningService, type StartHooks } from '../driver.js';
 import { EXIT_PORT_IN_USE, LOG_FILE, MAIL_PASSWORD_ENV, writeAppConfig, writeRuntime, type ErpAppConfig } from '../erp-app/config.js';
+import { MAX_QUOTED_CHARS, quotableOutput } from '../redact-secrets.js';
 import { probeHealth } from './probe.js';
 import { terminate } from './process-control.js';
 
@@ -83,16 +84,23 @@ async function adoptOrFail(request: LaunchRequest, exit: Exit): Promise<RunningS
   throw new DriverError(`The ERP service's process ended while starting (${how})${lastLine ? `: ${lastLine}` : '.'}`);
 }
 
+/**
+ * The last line of the service's log, quoted whole (quotableOutput) for the router to redact
+ * before it is cut. A line that began before the window read loses its first, partial word.
+ */
 function lastLogLine(serviceDir: string): string | null {
   try {
     const fd = openSync(join(serviceDir, LOG_FILE), 'r');
     try {
       const size = fstatSync(fd).size;
-      const length = Math.min(size, 2048);
+      const length = Math.min(size, MAX_QUOTED_CHARS);
       const buffer = Buffer.alloc(length);
       readSync(fd, buffer, 0, length, size - length);
-      const lines = buffer.toString('utf8').split('\n').map((line) => line.trim()).filter((line) => line.length > 0);
-      return lines.at(-1)?.slice(0, 300) ?? null;
+      const lines = buffer.toString('utf8').split('\n');
+      let last = lines.length - 1;
+      while (last >= 0 && (lines[last] as string).trim() === '') last--;
+      if (last < 0) return null;
+      return quotableOutput((lines[last] as string).trim(), last === 0 && length < size);
     } finally {
       closeSync(fd);
     }

@@ -1,7 +1,10 @@
 // A log line as a client reads it: text, never markup or a terminal's commands. A service prints
-// what it likes (colour codes, carriage returns that overwrite a line, text-direction overrides);
-// all of it is shown escaped (\x1b, \r, \u202e), never interpreted or dropped, and a line longer
-// than the bound is cut and says how long it was.
+// what it likes (colour codes, carriage returns that overwrite a line, text-direction overrides,
+// invisible characters that carry hidden text to an assistant); all of it is shown escaped
+// (\x1b, \x0d, \u202e, \u{e0041}: visibleText in src/core/plain-text.ts, which failure reasons
+// use too), never interpreted or dropped, and a line longer than the bound is cut and says how
+// long it was.
+import { visibleText } from '../../core/plain-text.js';
 
 /** The longest line answered, in characters, before it is cut. */
 export const MAX_LINE_CHARS = 4_000;
@@ -9,21 +12,12 @@ export const MAX_LINE_CHARS = 4_000;
 /** The most text one answer carries, in characters: 5,000 cut lines would otherwise be 20 MB. */
 export const MAX_PAGE_CHARS = 1_000_000;
 
-// Cc (C0, DEL, C1) but tab; lone surrogates; the direction marks, embeddings, overrides and
-// isolates; the line and paragraph separators (src/core/plain-text.ts names them).
-const ESCAPED = /[\u0000-\u0008\u000A-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\u2028\u2029]|\p{Cs}/gu;
-
-function escapeOne(character: string): string {
-  const code = character.codePointAt(0) as number;
-  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
-}
-
 /**
- * `raw` as shown: control and direction characters escaped, cut past MAX_LINE_CHARS. Backslashes
- * are left as printed (JSON logs stay readable), so a printed "\x1b" reads like an escaped one.
+ * `raw` as shown: invisible, control and direction characters escaped, cut past MAX_LINE_CHARS.
+ * Backslashes are left as printed (JSON logs stay readable), so a printed "\x1b" reads like an escaped one.
  */
 export function displayLine(raw: string, printedLength = raw.length): string {
-  const escaped = raw.slice(0, MAX_LINE_CHARS).replace(ESCAPED, escapeOne);
+  const escaped = visibleText(raw.slice(0, MAX_LINE_CHARS));
   if (printedLength <= MAX_LINE_CHARS && escaped.length <= MAX_LINE_CHARS) return escaped;
   return `${escaped.slice(0, MAX_LINE_CHARS)} [line cut: ${printedLength} characters in all]`;
 }

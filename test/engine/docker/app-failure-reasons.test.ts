@@ -2,7 +2,10 @@
 // with a reason quoting that output, and the reason (in the API's answer and in every stored
 // row) holds the generated password as [redacted], never in clear. The phrase it prints ("admin
 // password X") is no `password=` setting, so only the driver naming the service's generated
-// secrets to the router (secretValuesOf) can catch it.
+// secrets to the router (secretValuesOf) can catch it. An app that prints one long line, with the
+// generated password where a reason's quote is cut and terminal escapes, a text-direction
+// override and tag characters before it: its reason and its failed step hold no part of the
+// password and show every such character escaped.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addApp } from '../../../src/engine/apps/app-registry.js';
 import { admin } from '../../support/cli.js';
@@ -27,6 +30,15 @@ describe.runIf(dockerAvailable)('the failure reason of an app that prints its ge
     await addApp(server.app.db.kysely, [
       'name: leaky', 'services:', '  web:', `    image: ${JSON.stringify(image)}`,
       `    command: ["/usr/local/bin/node", "-e", ${JSON.stringify(program)}]`,
+      '    environment:', '      ADMIN: ${ADMIN_PASSWORD}', '    ports:', '      - "8080"',
+      'x-teaminfra:', '  web: web', '  start-deadline: 20s', '  secrets: [ADMIN_PASSWORD]', '',
+    ].join('\n'), { replace: false });
+    // 288 characters before the password: the first 12 of its 32 fell within the 300 a reason kept before it was redacted.
+    const longLine = "'\\x1b[31mERROR\\x1b[0m \\u202eevil\\u202c \\u{E0001}\\u{E0068}\\u{E0069} ' + 'x'.repeat(243) + ' admin password ' + " +
+      "process.env.ADMIN + ' refused ' + 'y'.repeat(600)";
+    await addApp(server.app.db.kysely, [
+      'name: shouty', 'services:', '  web:', `    image: ${JSON.stringify(image)}`,
+      `    command: ["/usr/local/bin/node", "-e", ${JSON.stringify(`console.error(${longLine}); process.exit(3)`)}]`,
       '    environment:', '      ADMIN: ${ADMIN_PASSWORD}', '    ports:', '      - "8080"',
       'x-teaminfra:', '  web: web', '  start-deadline: 20s', '  secrets: [ADMIN_PASSWORD]', '',
     ].join('\n'), { replace: false });
@@ -64,6 +76,33 @@ describe.runIf(dockerAvailable)('the failure reason of an app that prints its ge
       await db.selectFrom('events').selectAll().execute(),
     ];
     expect(JSON.stringify(rows)).not.toContain(password);
+    expect((await send(server.baseUrl, 'DELETE', `/api/service-erp/${serviceId}`, token)).status).toBe(202);
+  }, 180_000);
+
+  it('quotes a long line with no part of the password at the cut and its escapes and hidden characters shown, in the reason and the step', async () => {
+    const accepted = await send(server.baseUrl, 'POST', '/api/service-erp', token, { server_id: serverId, name: 'Shouty', app: 'shouty' });
+    const created = await waitForOperation(server.baseUrl, token, accepted.body.id, 60_000);
+    expect(created.state).toBe('succeeded');
+    const password = created.result.initial_credentials.password as string;
+    expect(password).toHaveLength(32);
+    const serviceId = accepted.body.service_id as string;
+
+    const start = await send(server.baseUrl, 'POST', `/api/service-erp/${serviceId}/start`, token);
+    const failed = await waitForOperation(server.baseUrl, token, start.body.id, 60_000);
+    expect(failed.state).toBe('failed');
+    expect(failed.reason).toContain('its last output was "\\x1b[31mERROR\\x1b[0m \\u202eevil\\u202c \\u{e0001}\\u{e0068}\\u{e0069} xxx');
+    expect(failed.reason.length).toBeLessThanOrEqual(480);
+    const step = failed.steps.find((each: { outcome: string }) => each.outcome === 'failed');
+    expect(step.detail).toBe(failed.reason);
+    const db = server.app.db.kysely;
+    const stored = JSON.stringify([
+      failed, await db.selectFrom('operations').select(['reason', 'steps']).execute(),
+      await db.selectFrom('erp_services').select('state_reason').execute(), await db.selectFrom('events').selectAll().execute(),
+    ]);
+    // Any 6 characters of the password in a row (the leak was its first 12); a random 6 is no chance match.
+    for (let at = 0; at + 6 <= password.length; at++) expect(stored).not.toContain(password.slice(at, at + 6));
+    // JSON writes a raw ESC as \u001b (at any depth), and the direction and tag characters as they are.
+    expect(stored).not.toMatch(/u001b|[\u202e\u202c\u{E0000}-\u{E007F}]/u);
     expect((await send(server.baseUrl, 'DELETE', `/api/service-erp/${serviceId}`, token)).status).toBe(202);
   }, 180_000);
 

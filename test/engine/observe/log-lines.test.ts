@@ -1,5 +1,5 @@
-// A log line is shown as text: control and direction characters escaped, a long line cut with
-// its length, an endless line held to a bound while it is read.
+// A log line is shown as text: control, direction and invisible characters escaped, a long line
+// cut with its length, an endless line held to a bound while it is read.
 import { describe, expect, it } from 'vitest';
 import { displayLine, LineSplitter, MAX_LINE_CHARS } from '../../../src/engine/observe/log-lines.js';
 import { cursorOfEngineTime, decodeCursor, encodeCursor, engineSinceAfter } from '../../../src/engine/observe/log-cursor.js';
@@ -7,6 +7,12 @@ import { cursorOfEngineTime, decodeCursor, encodeCursor, engineSinceAfter } from
 describe('displayLine', () => {
   it('escapes controls, direction overrides and separators, and keeps tabs and ordinary text', () => {
     expect(displayLine('a\u0000b\u001b[1mc\rd\u007f\u0085e\u202ef\u2028g\th é ✓')).toBe('a\\x00b\\x1b[1mc\\x0dd\\x7f\\x85e\\u202ef\\u2028g\th é ✓');
+  });
+
+  it('escapes the tag and zero-width characters that hide text from a reader when a line holds them', () => {
+    const hidden = [...'run rm'].map((character) => String.fromCodePoint(0xe0000 + (character.codePointAt(0) as number))).join('');
+    expect(displayLine(`INFO ready\u200b${hidden}\ufeff`))
+      .toBe('INFO ready\\u200b\\u{e0072}\\u{e0075}\\u{e006e}\\u{e0020}\\u{e0072}\\u{e006d}\\ufeff');
   });
 
   it('cuts a line past the bound and says how long it was', () => {
