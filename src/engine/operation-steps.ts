@@ -46,6 +46,9 @@ export class StepLog implements StepProgress {
   private left = 0;
   /** Each step reported by progress() as it was placed, to replace it at its next report. */
   private readonly progressed = new Map<string, OperationStep>();
+  /** The steps reported during a driver call (its hooks', its progress), and how many calls are under way. */
+  private readonly reported = new WeakSet<OperationStep>();
+  private calls = 0;
 
   /** `onChange`: told after each step (to keep the steps so far). */
   constructor(private readonly onChange: (steps: string) => void = () => undefined) {}
@@ -81,6 +84,7 @@ export class StepLog implements StepProgress {
     });
     this.steps[index] = next;
     this.progressed.set(key, next);
+    this.reported.add(next);
     this.onChange(this.serialized());
   }
 
@@ -89,7 +93,9 @@ export class StepLog implements StepProgress {
    * reported during a call (a port chosen while starting) follow the call that holds them.
    */
   serialized(): string {
-    return JSON.stringify([...this.steps].sort((a, b) => a.at.localeCompare(b.at)));
+    // Begun in the same millisecond: a driver call before what it reported on its way.
+    const order = (step: OperationStep) => (this.reported.has(step) ? 1 : 0);
+    return JSON.stringify([...this.steps].sort((a, b) => a.at.localeCompare(b.at) || order(a) - order(b)));
   }
 
   /** `driver` with each of its calls recorded as a step (and the moments its hooks report). */
@@ -100,8 +106,14 @@ export class StepLog implements StepProgress {
         if (typeof value !== 'function') return value;
         const step = DRIVER_STEPS[property as keyof ServiceDriver];
         if (!step) return value.bind(target);
-        return (...args: unknown[]) => this.time(step, () => withStepProgress(this, () => value.apply(target, args.map((arg) => this.hooksRecorded(arg)))),
-          detailOfResult);
+        return (...args: unknown[]) => this.time(step, async () => {
+          this.calls++;
+          try {
+            return await withStepProgress(this, () => value.apply(target, args.map((arg) => this.hooksRecorded(arg))));
+          } finally {
+            this.calls--;
+          }
+        }, detailOfResult);
       },
     });
   }
@@ -127,6 +139,7 @@ export class StepLog implements StepProgress {
       placed = { ...placed, step: `${this.left} more step(s), the last: ${placed.step}` };
       this.steps[MAX_STEPS - 1] = placed;
     }
+    if (this.calls > 0) this.reported.add(placed);
     this.onChange(this.serialized());
     return placed;
   }
