@@ -260,7 +260,8 @@ class SilentError extends Error {
   override readonly name = 'SilentError';
 }
 
-function seconds(ms: number): string {
+/** A deadline in words: "30 s", "2.5 s". */
+export function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 

@@ -10,7 +10,7 @@
 import type { Readable } from 'node:stream';
 import { DriverError } from '../driver.js';
 import { reportStepProgress } from '../step-progress.js';
-import { DockerError, type DockerApi } from './docker-api.js';
+import { DockerError, seconds, type DockerApi } from './docker-api.js';
 import { DOCKER_HUB, type ImageReference } from './image-reference.js';
 import type { RegistryLogin } from './registry-credentials.js';
 
@@ -188,8 +188,4 @@ class PullProgress {
 function megabytes(bytes: number): string {
   const mb = bytes / 1e6;
   return `${mb < 10 ? mb.toFixed(1) : Math.round(mb)} MB`;
-}
-
-function seconds(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
