@@ -55,6 +55,29 @@ describe.runIf(dockerAvailable && registryInstalled)('ensureImage', () => {
     ]);
   });
 
+  it('shows a slow pull\'s progress in its step a few times, not at every chunk', async () => {
+    await publishImage(api, registry, base, 'teaminfra-test/slow:1', 5_000_000);
+    const proxy = await startStallingProxy(registry.port, { bytesPerSecond: 1_000_000 });
+    const name = `${proxy.host}/teaminfra-test/slow:1`;
+    pulled.push(name);
+    const saved: string[] = [];
+    try {
+      const began = Date.now();
+      await withStepProgress(new StepLog((steps) => saved.push(steps)), () => ensureImage(api, parseImageReference(name), settings(LOGIN)));
+      const seconds = (Date.now() - began) / 1000;
+      const details = saved.map((steps) => (JSON.parse(steps) as { step: string; detail: string | null }[])[0]!)
+        .filter((step) => step.step === `Pulling ${name} from ${proxy.host}`).map((step) => step.detail);
+      expect(details[0]).toBeNull();
+      expect(details.slice(1).length).toBeGreaterThanOrEqual(1);
+      for (const detail of details.slice(1)) expect(detail).toMatch(/^[\d.]+ MB of [\d.]+ MB$/);
+      // One update every two seconds at most, whatever the number of chunks.
+      expect(details.length).toBeLessThanOrEqual(1 + Math.ceil(seconds / 2));
+      expect(saved.at(-1)).toContain(`"step":"Pulled ${name} from ${proxy.host}"`);
+    } finally {
+      await proxy.close();
+    }
+  }, 120_000);
+
   it('never pulls an image the engine already has, even one named after a registry that is not there', async () => {
     const name = '127.0.0.1:9/teaminfra-test/local:1';
     pulled.push(name);
@@ -101,7 +124,7 @@ describe.runIf(dockerAvailable && registryInstalled)('ensureImage', () => {
 
   it('fails within its deadline, with a sentence, when the pull stalls mid-way', async () => {
     await publishImage(api, registry, base, 'teaminfra-test/stall:1', 8_000_000);
-    const proxy = await startStallingProxy(registry.port, 256 * 1024);
+    const proxy = await startStallingProxy(registry.port, { budget: 256 * 1024 });
     const quick = new DockerApi(parseEngineAddress(TEST_DOCKER_HOST), 3_000);
     const name = `${proxy.host}/teaminfra-test/stall:1`;
     try {

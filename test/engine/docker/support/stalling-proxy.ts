@@ -1,6 +1,7 @@
-// A TCP proxy in front of the test registry that stops forwarding once `budget` bytes have gone
-// from the registry to the engine, the connections left open and silent: a pull stalled mid-way,
-// as a registry or a network that hangs does it. Until then it forwards both ways unchanged.
+// A TCP proxy in front of the test registry, for pulls that are slow or stall: it forwards what
+// the registry sends at most `bytesPerSecond` fast, and stops forwarding for good once `budget`
+// bytes have gone to the engine, the connections left open and silent, as a registry or a
+// network that hangs does it. What the engine sends goes through unchanged.
 import { connect, createServer, type Socket } from 'node:net';
 
 export interface StallingProxy {
@@ -11,8 +12,9 @@ export interface StallingProxy {
   close(): Promise<void>;
 }
 
-export async function startStallingProxy(targetPort: number, budget: number): Promise<StallingProxy> {
+export async function startStallingProxy(targetPort: number, limits: { budget?: number; bytesPerSecond?: number }): Promise<StallingProxy> {
   const sockets = new Set<Socket>();
+  const budget = limits.budget ?? Number.POSITIVE_INFINITY;
   let forwarded = 0;
   let stalled = false;
   const server = createServer((client) => {
@@ -30,6 +32,10 @@ export async function startStallingProxy(targetPort: number, budget: number): Pr
       if (chunk.length > room) {
         stalled = true;
         upstream.pause();
+      } else if (limits.bytesPerSecond) {
+        // Held for as long as the chunk takes at that rate.
+        upstream.pause();
+        setTimeout(() => upstream.resume(), (chunk.length / limits.bytesPerSecond) * 1000).unref();
       }
     });
     upstream.on('end', () => client.end());
