@@ -108,6 +108,26 @@ CREATE TABLE IF NOT EXISTS docker_services (
   mail_password TEXT,
   updated_at    TEXT NOT NULL
 );
+-- The exact images an app's service was made with (src/engine/docker/service-images.ts): JSON,
+-- each image its definition names (`registry/team/erp:1`) to the digest it was pulled as
+-- (`registry/team/erp@sha256:...`), so that its copies, restores and later starts on another
+-- engine run that image; a redeploy pulls the names again and records the new digests. NULL or
+-- absent for an image that came from no registry (built offline): it runs by its name.
+ALTER TABLE docker_services ADD COLUMN IF NOT EXISTS image_digests TEXT;
+
+-- The login a Docker server's engine gives a registry when it pulls an image an app definition
+-- names (teaminfra admin set-registry-credentials): one per server and registry (HOST[:PORT] in
+-- lower case; docker.io for Docker Hub). The password is sealed with the secrets key and bound to
+-- its server and registry; it is opened only to go with a pull to that server's engine, and is
+-- never shown, logged or quoted in a reason.
+CREATE TABLE IF NOT EXISTS registry_credentials (
+  server_id   TEXT NOT NULL REFERENCES servers (id),
+  registry    TEXT NOT NULL,
+  username    TEXT NOT NULL,
+  password    TEXT NOT NULL,
+  updated_at  TEXT NOT NULL,
+  PRIMARY KEY (server_id, registry)
+);
 
 -- App definitions the operator added (teaminfra admin add-app; src/engine/apps): the Compose
 -- file as given, parsed again whenever it is read, so what runs always follows the code's

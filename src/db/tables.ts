@@ -41,7 +41,12 @@ export interface DockerServersTable {
 
 export interface DockerServicesTable {
   service_id: string; volume: string; mail_username: string | null; mail_password: string | null; updated_at: string;
+  /** JSON: each image the app's definition names to the digest the service was made with (docker/service-images.ts). */
+  image_digests: string | null;
 }
+
+/** A Docker server's login to an image registry; `password` sealed (docker/registry-credentials.ts). */
+export interface RegistryCredentialsTable { server_id: string; registry: string; username: string; password: string; updated_at: string }
 
 /** The relay login of a service's outgoing mail; `password` sealed (src/mail/outgoing-relay.ts). */
 export interface OutgoingMailLoginsTable { service_id: string; username: string; password: string | null; updated_at: string }
@@ -202,6 +207,7 @@ export interface Database {
   erp_services: ErpServicesTable;
   docker_servers: DockerServersTable;
   docker_services: DockerServicesTable;
+  registry_credentials: RegistryCredentialsTable;
   app_definitions: AppDefinitionsTable;
   service_secrets: ServiceSecretsTable;
   outgoing_mail_logins: OutgoingMailLoginsTable;

@@ -6,6 +6,7 @@
 // Kept while the operation runs (a client polling it sees them) and with its end; an attempt
 // interrupted by a crash leaves what it had written, and the attempt that resumes it starts over.
 import { DriverError, type ServiceDriver } from './driver.js';
+import { withStepProgress, type StepProgress } from './step-progress.js';
 
 export interface OperationStep {
   step: string;
@@ -40,9 +41,14 @@ const HOOK_STEPS: Record<string, (value: unknown) => string> = {
   beforeSwap: () => 'Took the safety backup',
 };
 
-export class StepLog {
+export class StepLog implements StepProgress {
   readonly steps: OperationStep[] = [];
   private left = 0;
+  /** Each step reported by progress() as it was placed, to replace it at its next report. */
+  private readonly progressed = new Map<string, OperationStep>();
+  /** The steps reported during a driver call (its hooks', its progress), and how many calls are under way. */
+  private readonly reported = new WeakSet<OperationStep>();
+  private calls = 0;
 
   /** `onChange`: told after each step (to keep the steps so far). */
   constructor(private readonly onChange: (steps: string) => void = () => undefined) {}
@@ -65,12 +71,31 @@ export class StepLog {
     }
   }
 
+  progress(key: string, step: string, detail: string | null, outcome: 'done' | 'failed' = 'done'): void {
+    const placed = this.progressed.get(key);
+    const index = placed ? this.steps.indexOf(placed) : -1;
+    if (!placed || index === -1) {
+      this.progressed.set(key, this.push({ step, at: new Date().toISOString(), duration_ms: 0, outcome, detail }));
+      return;
+    }
+    const overflow = index === MAX_STEPS - 1 && this.left > 0;
+    const next = bounded({
+      step: overflow ? `${this.left} more step(s), the last: ${step}` : step, at: placed.at, duration_ms: Date.now() - Date.parse(placed.at), outcome, detail,
+    });
+    this.steps[index] = next;
+    this.progressed.set(key, next);
+    this.reported.add(next);
+    this.onChange(this.serialized());
+  }
+
   /**
    * The steps as stored: JSON of the bounded list, in the order they began, so that the moments
    * reported during a call (a port chosen while starting) follow the call that holds them.
    */
   serialized(): string {
-    return JSON.stringify([...this.steps].sort((a, b) => a.at.localeCompare(b.at)));
+    // Begun in the same millisecond: a driver call before what it reported on its way.
+    const order = (step: OperationStep) => (this.reported.has(step) ? 1 : 0);
+    return JSON.stringify([...this.steps].sort((a, b) => a.at.localeCompare(b.at) || order(a) - order(b)));
   }
 
   /** `driver` with each of its calls recorded as a step (and the moments its hooks report). */
@@ -81,7 +106,14 @@ export class StepLog {
         if (typeof value !== 'function') return value;
         const step = DRIVER_STEPS[property as keyof ServiceDriver];
         if (!step) return value.bind(target);
-        return (...args: unknown[]) => this.time(step, () => value.apply(target, args.map((arg) => this.hooksRecorded(arg))), detailOfResult);
+        return (...args: unknown[]) => this.time(step, async () => {
+          this.calls++;
+          try {
+            return await withStepProgress(this, () => value.apply(target, args.map((arg) => this.hooksRecorded(arg))));
+          } finally {
+            this.calls--;
+          }
+        }, detailOfResult);
       },
     });
   }
@@ -97,16 +129,24 @@ export class StepLog {
     return wrapped;
   }
 
-  private push(step: OperationStep): void {
-    const bounded = { ...step, detail: step.detail && step.detail.length > MAX_DETAIL ? `${step.detail.slice(0, MAX_DETAIL - 1)}…` : step.detail };
-    if (this.steps.length < MAX_STEPS - 1) this.steps.push(bounded);
+  /** Returns the step as placed. */
+  private push(step: OperationStep): OperationStep {
+    let placed = bounded(step);
+    if (this.steps.length < MAX_STEPS - 1) this.steps.push(placed);
     else {
       // The last place says how many more there were.
       this.left++;
-      this.steps[MAX_STEPS - 1] = { ...bounded, step: `${this.left} more step(s), the last: ${bounded.step}` };
+      placed = { ...placed, step: `${this.left} more step(s), the last: ${placed.step}` };
+      this.steps[MAX_STEPS - 1] = placed;
     }
+    if (this.calls > 0) this.reported.add(placed);
     this.onChange(this.serialized());
+    return placed;
   }
+}
+
+function bounded(step: OperationStep): OperationStep {
+  return { ...step, detail: step.detail && step.detail.length > MAX_DETAIL ? `${step.detail.slice(0, MAX_DETAIL - 1)}…` : step.detail };
 }
 
 /** What a driver call gave back, in words where it says something a reader wants (the revision and port it runs on). */

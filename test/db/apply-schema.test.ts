@@ -43,4 +43,23 @@ describe('schema.sql on a SQLite database', () => {
     expect(third.sqlite.pragma('user_version', { simple: true })).toBe(schemaFingerprint());
     await third.close();
   });
+
+  it('gives a database made before image digests the column, its rows kept, and the registry logins table', async () => {
+    const dir = tempDataDir();
+    dirs.push(dir);
+    const first = openDatabase(dir);
+    // docker_services as an earlier schema.sql made it, with a service's row in it.
+    first.sqlite.pragma('foreign_keys = OFF');
+    first.sqlite.exec('DROP TABLE docker_services; DROP TABLE registry_credentials');
+    first.sqlite.exec('CREATE TABLE docker_services (service_id TEXT PRIMARY KEY REFERENCES erp_services (id), volume TEXT NOT NULL, ' +
+      "mail_username TEXT, mail_password TEXT, updated_at TEXT NOT NULL); INSERT INTO docker_services VALUES ('svc_old', 'teaminfra-data-svc_old', NULL, NULL, 'then')");
+    first.sqlite.pragma('user_version = 7');
+    await first.close();
+
+    const upgraded = openDatabase(dir);
+    expect(await upgraded.kysely.selectFrom('docker_services').selectAll().execute())
+      .toEqual([{ service_id: 'svc_old', volume: 'teaminfra-data-svc_old', mail_username: null, mail_password: null, updated_at: 'then', image_digests: null }]);
+    expect(await upgraded.kysely.selectFrom('registry_credentials').selectAll().execute()).toEqual([]);
+    await upgraded.close();
+  });
 });

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { DriverError } from '../../src/engine/driver.js';
 import { MAX_STEPS, StepLog } from '../../src/engine/operation-steps.js';
+import { reportStepProgress } from '../../src/engine/step-progress.js';
 
 describe('StepLog', () => {
   it('keeps at most MAX_STEPS steps, the last saying how many more there were, and cuts a long detail', () => {
@@ -22,5 +23,28 @@ describe('StepLog', () => {
     expect(log.steps.map((step) => [step.outcome, step.detail])).toEqual([
       ['failed', 'Port 80 is taken.'], ['failed', 'An internal error; it has been logged.'],
     ]);
+  });
+
+  it('shows what a driver call reports on its way as one step, replaced at each report, after the call that holds it', async () => {
+    const log = new StepLog();
+    const saved: string[] = [];
+    const recorded = new StepLog((steps) => saved.push(steps)).recording({
+      async provision() {
+        reportStepProgress('pull:erp:1', 'Pulling erp:1 from registry.example.com', null);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        reportStepProgress('pull:erp:1', 'Pulling erp:1 from registry.example.com', '45 MB of 120 MB');
+        reportStepProgress('pull:erp:1', 'Pulled erp:1 from registry.example.com', '120 MB of 120 MB');
+      },
+    } as never);
+    await (recorded as unknown as { provision(): Promise<void> }).provision();
+    const steps = JSON.parse(saved.at(-1)!) as { step: string; detail: string | null; duration_ms: number }[];
+    expect(steps.map((step) => [step.step, step.detail])).toEqual([
+      ["Prepared the service's files and data", null], ['Pulled erp:1 from registry.example.com', '120 MB of 120 MB'],
+    ]);
+    expect(steps[1]!.duration_ms).toBeGreaterThanOrEqual(4);
+    expect(saved.some((each) => each.includes('45 MB of 120 MB'))).toBe(true);
+    // Outside a driver call of an operation, a report goes nowhere.
+    reportStepProgress('pull:erp:1', 'Pulling erp:1 from registry.example.com', null);
+    expect(log.steps).toEqual([]);
   });
 });

@@ -1,13 +1,15 @@
 // Secrets at rest, through `teaminfra serve` as a real process on a real SQLite file: webhook
-// secrets, the sign-in server's keys and Docker copies' mail passwords are sealed in the database with a key that is not in it,
+// secrets, the sign-in server's keys, Docker copies' mail passwords and registry passwords are sealed in the database with a key that is not in it,
 // the clear values an earlier version left are sealed at start with no copy left in the file,
 // keys change with TEAMINFRA_SECRETS_KEY_PREVIOUS, and a process with another key refuses to start.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.js';
 import { readDockerState } from '../../src/engine/docker/docker-state.js';
+import { findRegistryCredentials } from '../../src/engine/docker/registry-credentials.js';
+import { nowIso } from '../../src/db/ids.js';
 import { SecretBox } from '../../src/secrets/secret-box.js';
 import { loadSecretsKeys } from '../../src/secrets/secrets-key.js';
 import { generateWebhookSecret, verifyWebhook } from '../../src/webhooks/signing.js';
@@ -151,6 +153,14 @@ describe('secrets at rest', () => {
     const [first, second, stranger] = [0, 1, 2].map(() => randomBytes(32).toString('base64'));
     const { team, token, service, hook } = await seed(dataDir, receiver.url, { TEAMINFRA_SECRETS_KEY: first });
     expect(existsSync(join(dataDir, 'secrets.key'))).toBe(false);
+    // A Docker server's login to an image registry, sealed with the first key too.
+    const dockerServer = (await adminWith(dataDir, { TEAMINFRA_SECRETS_KEY: first }, ['create-server', '--team', team, '--name', 'engine'])).id!;
+    const seededDb = openDatabase(dataDir);
+    await seededDb.kysely.insertInto('docker_servers').values({ server_id: dockerServer, docker_host: 'unix:///nonexistent.sock', image: null, created_at: nowIso() }).execute();
+    await seededDb.close();
+    writeFileSync(join(dataDir, 'registry-password'), 'registry secret');
+    await adminWith(dataDir, { TEAMINFRA_SECRETS_KEY: first },
+      ['set-registry-credentials', '--server', dockerServer, '--registry', 'registry.example.com', '--username', 'ci', '--password-file', join(dataDir, 'registry-password')]);
 
     const refused = await startServe(dataDir, [], { TEAMINFRA_SECRETS_KEY: stranger }).then(
       async (started) => { await started.stop(); return 'started'; }, (error: Error) => error.message);
@@ -165,6 +175,13 @@ describe('secrets at rest', () => {
 
     serve = await startServe(dataDir, [], { TEAMINFRA_SECRETS_KEY: second, TEAMINFRA_SECRETS_KEY_PREVIOUS: first });
     await serve.stop();
+    const resealed = openDatabase(dataDir);
+    try {
+      const secondOnly = new SecretBox(loadSecretsKeys(dataDir, { TEAMINFRA_SECRETS_KEY: second }));
+      expect(await findRegistryCredentials(resealed.kysely, secondOnly, dockerServer, 'registry.example.com')).toEqual({ username: 'ci', password: 'registry secret' });
+    } finally {
+      await resealed.close();
+    }
     // Everything is sealed with the new key now: the old one is no longer needed, nor accepted.
     serve = await startServe(dataDir, [], { TEAMINFRA_SECRETS_KEY: second });
     await post(serve, token, `/api/service-erp/${service}/start`);

@@ -14,7 +14,8 @@
 // source and neutralized before its first start.
 //
 // A redeploy runs the definition as it is now (an operator's `admin add-app --replace` with a
-// new image tag is what gives a service a new image): the migrate command of the new image
+// new image tag, or a newer image its registry has under the same tag, which a redeploy pulls,
+// is what gives a service a new image; service-images.ts): the migrate command of the new image
 // with the definition's migrate deadline, then the new web container beside the one serving,
 // and the front switched once it answers. The other containers (the database) keep running.
 import { mkdirSync, rmSync } from 'node:fs';
@@ -24,7 +25,6 @@ import type { Database } from '../../db/tables.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import { findApp } from '../apps/app-registry.js';
 import type { AppContainer, AppDefinition } from '../apps/app-definition.js';
-import { recipeOf } from '../apps/images/image-recipes.js';
 import { initialCredentialsOf, sealInitialCredentials, type SealedInitialCredentials } from '../apps/initial-credentials.js';
 import { renderEnvironment } from '../apps/render-environment.js';
 import { smtpUri } from '../apps/smtp-uri.js';
@@ -51,6 +51,7 @@ import type { EngineRegistry } from './engine-registry.js';
 import { appContainerName, appNetworkName, appVolumeName, dataVolumeName, generationOf, LABEL, labelsOf } from './labels.js';
 import { choosePort } from './ports.js';
 import { deleteServiceSecrets, ensureServiceSecrets, readServiceSecrets } from './service-secrets.js';
+import { ensureServiceImages, pinnedApp } from './service-images.js';
 
 export interface AppServiceDriverOptions {
   db: Kysely<Database>;
@@ -75,18 +76,9 @@ export class AppServiceDriver {
   /** The network, the volumes and the sealed secrets; the admin's first login, sealed, when the definition has one. */
   async provision(service: ServiceSpec): Promise<{ initialCredentials?: SealedInitialCredentials }> {
     const app = await this.appOf(service);
-    const { api, address } = this.options.engines.engineOf(service.server);
-    // Said now, not at the first start: the driver never pulls, so a missing image is the operator's to
-    // build (an image with an offline recipe) or to put on the engine (any other).
-    for (const image of new Set(app.containers.map((container) => container.image))) {
-      const found = await api.json<object | undefined>('GET', `/images/${encodeURIComponent(image)}/json`, { accept: [404] });
-      if (!found) {
-        throw new DriverError(`The image ${image} of the app ${app.name} is not on the Docker engine ${address.text}; ` + (recipeOf(image)
-          ? `the operator builds it with "teaminfra admin build-app-images --app ${app.name} --docker-host ${address.text}", then create the service again.`
-          : 'teaminfra does not pull images, so the operator puts it there (docker pull, or docker load of a saved image, against that engine), ' +
-            'then create the service again.'));
-      }
-    }
+    const { api } = this.options.engines.engineOf(service.server);
+    // Now, not at the first start: an image the engine lacks is pulled (its digest recorded), or a sentence says why not.
+    await ensureServiceImages(this.options, service, app);
     await this.ensureNetworkAndVolumes(api, service, app, await this.generationOf(service));
     const values = await ensureServiceSecrets(this.options.db, this.options.secrets, service.id, app.secrets);
     const credentials = initialCredentialsOf(app, { ...values, TEAMINFRA_SERVICE_ID: service.id, TEAMINFRA_SERVICE_NAME: service.name });
@@ -114,6 +106,7 @@ export class AppServiceDriver {
 
   async start(service: ServiceSpec, hooks: StartHooks): Promise<RunningService> {
     const app = await this.appOf(service);
+    await ensureServiceImages(this.options, service, app);
     const { api } = this.options.engines.engineOf(service.server);
     const generation = await this.generationOf(service);
     await this.ensureNetworkAndVolumes(api, service, app, generation);
@@ -142,7 +135,9 @@ export class AppServiceDriver {
    * switch leaves the revision before serving, untouched, and says so.
    */
   async redeploy(service: ServiceSpec, revision: number, hooks: StartHooks): Promise<RunningService> {
-    const app = await this.appOf(service);
+    // The definition's own names, pulled again: a redeploy takes the newest image under each tag.
+    const app = await this.appOf(service, 'latest');
+    const images = await ensureServiceImages(this.options, service, app, { latest: true, record: false });
     const { api } = this.options.engines.engineOf(service.server);
     const generation = await this.generationOf(service);
     await this.ensureNetworkAndVolumes(api, service, app, generation);
@@ -166,6 +161,7 @@ export class AppServiceDriver {
     }
     const others = (await listAppContainers(api, service.id)).filter((container) => webOf(container) && container.id !== started.containerId);
     for (const container of others) await removeContainer(api, container.id);
+    await images.record();
     return started.running;
   }
 
@@ -203,6 +199,7 @@ export class AppServiceDriver {
   async backup(service: ServiceSpec, destination: string): Promise<BackupFile> {
     const app = await this.appOf(service);
     refuseWithoutSnapshot(app, 'Backups');
+    await ensureServiceImages(this.options, service, app);
     const { api, address } = this.options.engines.engineOf(service.server);
     // A backup resumed after a crash starts over; the one-off containers of the crashed one go first.
     await removeAbandonedHelpers(api, service.id);
@@ -233,6 +230,7 @@ export class AppServiceDriver {
   async restore(service: ServiceSpec, backup: { path: string; sha256: string }, hooks: RestoreHooks): Promise<RunningService | null> {
     const app = await this.appOf(service);
     refuseWithoutSnapshot(app, 'Restores');
+    await ensureServiceImages(this.options, service, app);
     const { api } = this.options.engines.engineOf(service.server);
     const local = await localBackupFile(this.options.db, this.options.dataDir, backup);
     const compression = await verifyArchive(local, backup.sha256);
@@ -291,8 +289,13 @@ export class AppServiceDriver {
     const app = await this.appOf(source);
     refuseWithoutSnapshot(app, 'Copies');
     if (copy.app !== source.app) throw new DriverError(`The copy does not run the app ${source.app} of the service it copies.`);
-    const { api, address } = this.options.engines.engineOf(copy.server);
-    await removeAbandonedHelpers(api, source.id);
+    // The source's data is read on its engine, the copy made on its own (which may be another).
+    const { api: sourceApi, address: sourceAddress } = this.options.engines.engineOf(source.server);
+    const { api } = this.options.engines.engineOf(copy.server);
+    // The copy runs exactly the images its source was made with.
+    await ensureServiceImages(this.options, source, app);
+    await ensureServiceImages(this.options, copy, app, { digestsOf: source.id });
+    await removeAbandonedHelpers(sourceApi, source.id);
     await removeAbandonedHelpers(api, copy.id);
     for (const container of await listAppContainers(api, copy.id)) await removeContainer(api, container.id);
     for (const volume of await listVolumes(api, { [LABEL.serviceId]: copy.id, [LABEL.role]: 'data' })) await removeVolume(api, volume);
@@ -302,9 +305,9 @@ export class AppServiceDriver {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     try {
       const generation = await this.generationOf(source);
-      const values = await this.valuesOf(source, publishedHost(address), source.port);
-      const packed = await this.withDatabaseRunning(api, source, app, values, generation,
-        () => writeAppArchive(this.dataTarget(api, source, app, values, generation), file));
+      const values = await this.valuesOf(source, publishedHost(sourceAddress), source.port);
+      const packed = await this.withDatabaseRunning(sourceApi, source, app, values, generation,
+        () => writeAppArchive(this.dataTarget(sourceApi, source, app, values, generation), file));
       const compression = await verifyArchive(file, packed.sha256);
       await ensureNetwork(api, appNetworkName(copy.id), labelsOf({ serviceId: copy.id, serverId: copy.server.id, role: 'network' }));
       await this.ensureVolumes(api, copy, app, 0, await this.schemaOfArchive(api, app, await readAppManifest(file, compression)));
@@ -390,10 +393,11 @@ export class AppServiceDriver {
     }
   }
 
-  private async appOf(service: ServiceSpec): Promise<AppDefinition> {
+  /** The service's app, each image named by the digest the service was made with; `latest`: by the definition's own names. */
+  private async appOf(service: ServiceSpec, images: 'pinned' | 'latest' = 'pinned'): Promise<AppDefinition> {
     const app = await findApp(this.options.db, service.app as string);
     if (!app) throw new DriverError(`The app ${service.app} of this service is no longer registered; the operator can add it again (admin add-app).`);
-    return app;
+    return images === 'latest' ? app : pinnedApp(this.options.db, service.id, app);
   }
 
   private async ensureNetworkAndVolumes(api: DockerApi, service: ServiceSpec, app: AppDefinition, generation: number): Promise<void> {

@@ -33,8 +33,15 @@ export function engineCallTimeoutFromEnv(env: NodeJS.ProcessEnv = process.env): 
 }
 
 export class DockerError extends Error {
-  constructor(readonly reason: string, readonly status: number | null, options?: { cause?: unknown }) {
+  /** The engine's own message, for a caller that tells its causes apart (an image pull's registry answer). */
+  readonly engineMessage: string | undefined;
+  /** The engine stayed silent past the deadline (rather than refusing, or the connection failing). */
+  readonly timedOut: boolean;
+
+  constructor(readonly reason: string, readonly status: number | null, options?: { cause?: unknown; engineMessage?: string; timedOut?: boolean }) {
     super(reason, options);
+    this.engineMessage = options?.engineMessage;
+    this.timedOut = options?.timedOut ?? false;
   }
 }
 
@@ -45,6 +52,8 @@ export interface CallOptions {
   accept?: number[];
   /** A short call: the longest it may take in all. A stream or an upload: the longest it may stay silent. */
   timeoutMs?: number;
+  /** Sent as they are (X-Registry-Auth for a pull); never part of a failure's sentence. */
+  headers?: Record<string, string>;
 }
 
 type ConnectionOptions = Pick<Client.Options, 'socketPath' | 'connect' | 'connectTimeout'>;
@@ -174,7 +183,7 @@ export class DockerApi {
     const type = raw ? raw.contentType : options.body === undefined ? undefined : 'application/json';
     return {
       method: method as Dispatcher.HttpMethod, path: `${API_PREFIX}${path}${search}`, body,
-      headers: { host: 'docker', ...(type ? { 'content-type': type } : {}) },
+      headers: { ...options.headers, host: 'docker', ...(type ? { 'content-type': type } : {}) },
     };
   }
 
@@ -221,7 +230,8 @@ export class DockerApi {
   }
 
   private failure(method: string, path: string, status: number, message: string): DockerError {
-    return new DockerError(`The Docker engine at ${this.address.text} refused ${method} ${path.split('?')[0]} (${status}): ${message}`, status);
+    return new DockerError(`The Docker engine at ${this.address.text} refused ${method} ${path.split('?')[0]} (${status}): ${message}`, status,
+      { engineMessage: message });
   }
 
   private unreachable(method: string, path: string, timeoutMs: number, error: unknown): DockerError {
@@ -233,7 +243,7 @@ export class DockerApi {
       (error as { name?: string }).name === 'TimeoutError';
     if (timedOut) {
       return new DockerError(`The Docker engine at ${this.address.text} did not answer ${call} within ${seconds(timeoutMs)}. ` +
-        'Check that dockerd runs there and is not overloaded; the step can be tried again.', null, { cause: error });
+        'Check that dockerd runs there and is not overloaded; the step can be tried again.', null, { cause: error, timedOut: true });
     }
     const why = code === 'ENOENT' ? 'its socket does not exist'
       : code === 'ECONNREFUSED' ? 'the connection was refused'
@@ -250,7 +260,8 @@ class SilentError extends Error {
   override readonly name = 'SilentError';
 }
 
-function seconds(ms: number): string {
+/** A deadline in words: "30 s", "2.5 s". */
+export function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 

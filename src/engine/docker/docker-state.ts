@@ -1,8 +1,8 @@
 // What the Docker driver keeps in the control plane's database about a service (schema.sql,
 // docker_services): the volume that holds its data now, so that a restore's swap is one row
-// update, and a copy's mail-catcher login for the containers it creates later. The password is
-// stored sealed (src/secrets), bound to its service: a copy of the database is not enough to
-// file mail under the copy's name.
+// update, a copy's mail-catcher login for the containers it creates later, and the digests of
+// the images an app's service was made with. The mail password is stored sealed (src/secrets),
+// bound to its service: a copy of the database is not enough to file mail under the copy's name.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables.js';
 import { nowIso } from '../../db/ids.js';
@@ -57,4 +57,19 @@ export async function sealDockerMailPasswords(db: Kysely<Database>, secrets: Sec
     changed += 1;
   }
   return changed;
+}
+
+/**
+ * The digests an app's service was made with: each image its definition names to the name of
+ * the exact image (`repository@sha256:...`); see service-images.ts. Empty for none recorded.
+ */
+export async function readImageDigests(db: Kysely<Database>, serviceId: string): Promise<Record<string, string>> {
+  const row = await db.selectFrom('docker_services').select('image_digests').where('service_id', '=', serviceId).executeTakeFirst();
+  return row?.image_digests ? JSON.parse(row.image_digests) as Record<string, string> : {};
+}
+
+export async function writeImageDigests(db: Kysely<Database>, serviceId: string, digests: Record<string, string>): Promise<void> {
+  const values = { image_digests: Object.keys(digests).length > 0 ? JSON.stringify(digests) : null, updated_at: nowIso() };
+  await db.insertInto('docker_services').values({ service_id: serviceId, volume: dataVolumeName(serviceId), ...values })
+    .onConflict((conflict) => conflict.column('service_id').doUpdateSet(values)).execute();
 }

@@ -1,4 +1,4 @@
-// An app whose image is not on the engine fails its create with what to do. An app whose web container prints the admin password it was given and exits: the start fails
+// An app whose image is neither on the engine nor in a registry it reaches fails its create with what to do. An app whose web container prints the admin password it was given and exits: the start fails
 // with a reason quoting that output, and the reason (in the API's answer and in every stored
 // row) holds the generated password as [redacted], never in clear. The phrase it prints ("admin
 // password X") is no `password=` setting, so only the driver naming the service's generated
@@ -43,7 +43,7 @@ describe.runIf(dockerAvailable)('the failure reason of an app that prints its ge
       'x-teaminfra:', '  web: web', '  start-deadline: 20s', '  secrets: [ADMIN_PASSWORD]', '',
     ].join('\n'), { replace: false });
     await addApp(server.app.db.kysely, [
-      'name: unbuilt', 'services:', '  web:', '    image: teaminfra-test-never-built:1', '    ports:', '      - "8080"',
+      'name: unbuilt', 'services:', '  web:', '    image: 127.0.0.1:9/teaminfra-test-never-built:1', '    ports:', '      - "8080"',
       'x-teaminfra:', '  web: web', '',
     ].join('\n'), { replace: false });
   }, 300_000);
@@ -106,12 +106,11 @@ describe.runIf(dockerAvailable)('the failure reason of an app that prints its ge
     expect((await send(server.baseUrl, 'DELETE', `/api/service-erp/${serviceId}`, token)).status).toBe(202);
   }, 180_000);
 
-  it('fails the create of a service whose added app\'s image is not on the engine, saying to put it there (it has no recipe to build)', async () => {
+  it('fails the create of a service whose app image is not on the engine, naming the registry it could not be pulled from', async () => {
     const accepted = await send(server.baseUrl, 'POST', '/api/service-erp', token, { server_id: serverId, name: 'Unbuilt', app: 'unbuilt' });
     const failed = await waitForOperation(server.baseUrl, token, accepted.body.id, 60_000);
     expect(failed.state).toBe('failed');
-    expect(failed.reason).toMatch(/^The image teaminfra-test-never-built:1 of the app unbuilt is not on the Docker engine .+; teaminfra does not pull images, so the operator puts it there \(docker pull, or docker load of a saved image, against that engine\), then create the service again\.$/);
-    expect(failed.reason).not.toContain('build-app-images');
+    expect(failed.reason).toMatch(/^The image 127\.0\.0\.1:9\/teaminfra-test-never-built:1 of the app unbuilt could not be pulled onto the Docker engine at .+: the engine could not reach the registry 127\.0\.0\.1:9 \(.+\); check that the registry runs/);
     expect(failed.result).toBeNull();
   }, 120_000);
 });
