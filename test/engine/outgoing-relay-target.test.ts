@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setOutgoingRelay } from '../../src/mail/outgoing-relay.js';
 import type { AddressLookup } from '../../src/mail/relay-address.js';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
+import { containersOfServer, dockerAvailable, removeEverythingOf, testDockerApi } from './docker/support/docker-engine.js';
+import { startDockerTeam } from './docker/support/docker-team.js';
 import { act, send } from './support/engine-http.js';
 import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
 
@@ -69,4 +71,65 @@ describe('a production service\'s outgoing relay at its start', () => {
     expect(first.messages.map((message) => message.to)).toEqual([['admin@example.com'], ['admin@example.com']]);
     expect(second.messages).toEqual([]);
   });
+});
+
+describe.runIf(dockerAvailable)('a production service\'s outgoing relay at its start, on a Docker server', () => {
+  const api = testDockerApi();
+  let server: TestServer;
+  let token: string;
+  let serverId: string;
+  let serviceId: string;
+  let sink: SmtpSink;
+  /** The engine's bridge gateway: where a container reaches this machine, and the relay's name leads. */
+  let gateway: string;
+  let answer = '93.184.216.34';
+  const lookup: AddressLookup = async () => [{ address: answer, family: 4 }];
+  const container = async () => {
+    const [running] = (await containersOfServer(api, serverId, 'service')).filter((each) => each.State === 'running');
+    return api.json<{ NetworkSettings: { Gateway: string }; Config: { Env: string[] }; HostConfig: { ExtraHosts: string[] } }>('GET', `/containers/${running!.Id}/json`);
+  };
+  const restart = async () => {
+    expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/stop`)).toMatchObject({ state: 'succeeded' });
+    return act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/start`);
+  };
+
+  beforeAll(async () => {
+    const docker = await startDockerTeam({ engine: { outgoingRelay: { allowPrivate: false, lookup } } });
+    ({ server, token } = docker);
+    serverId = await docker.addServer('relay-pins');
+    const created = await act(server.baseUrl, token, 'POST', '/api/service-erp', { server_id: serverId, name: 'Shop' });
+    serviceId = created.service_id;
+    expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/start`)).toMatchObject({ state: 'succeeded' });
+    gateway = (await container()).NetworkSettings.Gateway;
+    sink = await startSmtpSink({ host: gateway });
+  }, 300_000);
+  afterAll(async () => {
+    await sink?.close();
+    await server?.close();
+    if (serverId) await removeEverythingOf(api, serverId);
+    await api.close();
+  }, 120_000);
+
+  it('gives the container the relay\'s name, pinned in its /etc/hosts to the address checked at the start, where its email goes', async () => {
+    // The operator allows this relay on the hosts' own network; its name is only known to the lookup.
+    answer = gateway;
+    await setOutgoingRelay(server.app.db.kysely, server.app.secrets, { id: serviceId, parent_id: null }, { host: RELAY, port: sink.port }, { allowPrivate: true, lookup });
+    expect(await restart()).toMatchObject({ state: 'succeeded' });
+    const made = await container();
+    expect(made.Config.Env).toContain(`TEAMINFRA_SMTP_HOST=${RELAY}`);
+    expect(made.HostConfig.ExtraHosts).toContain(`${RELAY}:${gateway}`);
+    const { url } = (await send(server.baseUrl, 'GET', `/api/service-erp/${serviceId}`, token)).body;
+    expect((await fetch(`${url}web/reset_password`, { method: 'POST', body: new URLSearchParams({ login: 'admin' }) })).status).toBe(200);
+    expect(sink.messages.map((message) => message.to)).toEqual([['admin@example.com']]);
+  }, 180_000);
+
+  it('refuses the start when the name now leads to a private address the operator did not allow, and the service does not run', async () => {
+    answer = '93.184.216.34';
+    await setOutgoingRelay(server.app.db.kysely, server.app.secrets, { id: serviceId, parent_id: null }, { host: RELAY, port: sink.port }, { allowPrivate: false, lookup });
+    answer = gateway;
+    const refused = await restart();
+    expect(refused.state).toBe('failed');
+    expect(refused.reason).toContain(`The relay host ${RELAY} resolves to a private, loopback or link-local address, which is not allowed`);
+    expect((await containersOfServer(api, serverId, 'service')).filter((each) => each.State === 'running')).toEqual([]);
+  }, 180_000);
 });
