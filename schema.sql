@@ -83,6 +83,11 @@ ALTER TABLE erp_services ADD COLUMN IF NOT EXISTS published_host TEXT;
 -- the operator added. NULL: the server's own image, as before apps existed (the demo path).
 ALTER TABLE erp_services ADD COLUMN IF NOT EXISTS app TEXT;
 
+-- 1: the operator allowed outgoing_smtp to be a private or loopback address (set-outgoing-mail
+-- --allow-private, or TEAMINFRA_SMTP_RELAY_ALLOW_PRIVATE=1 when it was set). Without it, the
+-- relay's name is resolved and checked again at every start and redeploy (src/mail/relay-address.ts).
+ALTER TABLE erp_services ADD COLUMN IF NOT EXISTS outgoing_smtp_allow_private INTEGER NOT NULL DEFAULT 0;
+
 -- Servers that are Docker engines (src/engine/docker): their services are containers there.
 -- A server without a row here runs its services as local processes (the embedded default).
 CREATE TABLE IF NOT EXISTS docker_servers (

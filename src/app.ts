@@ -5,6 +5,7 @@ import { openCore } from './core-deps.js';
 import type { DatabaseOptions, Db } from './db/connect.js';
 import { createEngine, type Engine, type EngineConfig } from './engine/engine.js';
 import { rateLimitFromEnv, type RateLimitConfig } from './channel-neutral/rate-limit.js';
+import { ContainerMailAddress } from './mail/container-mail-address.js';
 import { MailCatcher } from './mail/mail-catcher.js';
 import { mailConfigFromEnv, type MailConfig } from './mail/mail-config.js';
 import { DecisionSweeper } from './decisions/decision-sweeper.js';
@@ -39,6 +40,8 @@ export interface App extends CoreDeps {
   engine: Engine;
   /** The SMTP listener that keeps copies' mail. Not started by createApp: `serve` starts it. */
   mailCatcher: MailCatcher;
+  /** Where Docker servers' containers reach the mail catcher (it listens there too, once asked). */
+  containerMail: ContainerMailAddress;
   /** Delivers webhook events. Not started by createApp: `serve` starts it. */
   webhooks: WebhookWorker;
   /** Seals and reveals the secrets kept in the database (webhook secrets, the sign-in server's keys). */
@@ -62,12 +65,9 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
   const mailCatcher = new MailCatcher(db.kysely, config.mail);
   // Copies send their mail to the catcher; its port is known only once `serve` has started it.
   const copyMailRelay = () => (mailCatcher.port > 0 ? `${config.mail.host}:${mailCatcher.port}` : null);
-  // A container reaches the catcher through its engine's machine (see EngineConfig.containerMailRelay).
-  const containerMailRelay = () => {
-    if (mailCatcher.port <= 0) return null;
-    return process.env.TEAMINFRA_SMTP_ADDRESS_FOR_CONTAINERS || `host.docker.internal:${mailCatcher.port}`;
-  };
-  const engine = createEngine(db, secrets, { copyMailRelay, containerMailRelay, ...config.engine });
+  // A container reaches the catcher where its engine's machine lets it (container-mail-address.ts).
+  const containerMail = new ContainerMailAddress(mailCatcher, { host: config.mail.host, addressForContainers: config.mail.addressForContainers });
+  const engine = createEngine(db, secrets, { copyMailRelay, containerMailRelay: (docker) => containerMail.of(docker), ...config.engine });
   const webhooks = new WebhookWorker(db.kysely, config.webhooks, secrets);
   const decisions = new DecisionSweeper({ db, audit, onInternalError, approvals });
   return {
@@ -79,6 +79,7 @@ export function createApp(config: AppConfig, onInternalError?: CoreDeps['onInter
     engine,
     observer: engine.observer,
     mailCatcher,
+    containerMail,
     webhooks,
     secrets,
     decisions,

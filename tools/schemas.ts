@@ -17,11 +17,17 @@ export const BackupId = builtOnce(() => idOf('bak', 'a backup'));
 export const OperationId = builtOnce(() => idOf('op', 'an operation'));
 export const DecisionId = builtOnce(() => idOf('dec', 'a decision'));
 
-/** A name people give and read: 1 to 100 characters, without control or text-direction characters (src/core/plain-text.ts). */
-export const DisplayName = builtOnce(() => z.string().trim().min(1).max(100).superRefine((value, context) => {
+/** Refuses control and text-direction characters (src/core/plain-text.ts), as the field's own issue. */
+function refusePlainTextProblem(value: string, context: z.RefinementCtx<string>): void {
   const problem = plainTextProblem(value);
   if (problem) context.addIssue({ code: 'custom', message: `M${problem.slice(1)}` });
-}));
+}
+
+/** A name people give and read: 1 to 100 characters, without control or text-direction characters (src/core/plain-text.ts). */
+export const DisplayName = builtOnce(() => z.string().trim().min(1).max(100).superRefine(refusePlainTextProblem));
+
+/** One line kept as given, not trimmed (a relay's login, which another program reads): the same characters refused as in names. */
+export const PlainLine = (max: number) => z.string().min(1).max(max).superRefine(refusePlainTextProblem);
 
 /** Text people write over several lines (a decision's context or answer): line breaks and tabs allowed, other controls not. */
 export const MultilineText = (max: number) => z.string().trim().min(1).max(max).superRefine((value, context) => {

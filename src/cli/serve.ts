@@ -60,6 +60,11 @@ export async function runServe(args: string[]): Promise<void> {
   });
   // Before listening: the first request already sees services reconciled with what really runs.
   await app.engine.start();
+  // Copies still running from before mail the catcher on their engine's bridge: listen there again (not waited for: an engine may be slow).
+  void app.containerMail.listenForCopies(app.db.kysely).then(
+    (failures) => failures.forEach((reason) => console.error(JSON.stringify({ level: 'error', msg: 'mail catcher not reachable by copies', reason }))),
+    (error: Error) => console.error(JSON.stringify({ level: 'error', msg: 'mail catcher not reachable by copies', reason: error.message })),
+  );
   app.webhooks.start();
   app.decisions.start();
   // /mcp answers to loopback names, the address it listens on, and the names the operator lists.

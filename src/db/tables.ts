@@ -33,6 +33,8 @@ export interface ErpServicesTable {
   published_host: string | null;
   /** The app definition it runs; null: the server's image (today's demo path). */
   app: string | null;
+  /** 1: the operator allowed a private relay (src/mail/outgoing-relay.ts); 0: checked at every start. */
+  outgoing_smtp_allow_private: ColumnType<number, number | undefined, number>;
 }
 
 export interface DockerServersTable {

@@ -25,6 +25,8 @@ export interface ServiceSpec {
   pid: number | null;
   /** "host:port" of the SMTP server its outgoing mail goes to; null: it sends no email. Ignored for a copy. */
   outgoingSmtp: string | null;
+  /** The operator allowed that relay to be a private address; else it is checked again at each start (outgoing-relay-target.ts). */
+  outgoingSmtpAllowPrivate?: boolean;
   /** For a copy, the ERP service it copies. A copy's mail only ever goes to the mail catcher. */
   parentId: string | null;
   /** The app definition it runs (src/engine/apps); null or absent: the server's image, the single-container path. */

@@ -25,6 +25,9 @@ import { ROW_RETENTION_NAMES, ROW_RETENTION_SETTINGS, type RowRetentionDays } fr
 import { EngineObserver } from './observe/engine-observer.js';
 import type { ServiceObserver } from '../core/service-observer.js';
 import { inWriteTransaction } from './write-transaction.js';
+import type { DockerEngine } from '../mail/container-mail-address.js';
+import { relayPrivateAllowedFromEnv } from '../mail/outgoing-relay.js';
+import type { RelayPolicy } from '../mail/relay-address.js';
 
 export interface EngineConfig {
   /** This node: it runs only the operations and services of the servers it hosts (node-name.ts). */
@@ -72,11 +75,13 @@ export interface EngineConfig {
    */
   copyMailRelay: () => string | null;
   /**
-   * "host:port" of the mail catcher as a container on a Docker server reaches it; null: the
-   * catcher's port on the engine machine's bridge gateway (host.docker.internal), which is right
-   * when the engine runs on this machine (TEAMINFRA_SMTP_ADDRESS_FOR_CONTAINERS elsewhere).
+   * "host:port" of the mail catcher as the containers of a Docker engine reach it, asked at each
+   * make and start of a copy there (src/mail/container-mail-address.ts); null while the catcher
+   * is not listening. Rejects with a DriverError saying what to set when they cannot reach it.
    */
-  containerMailRelay: () => string | null;
+  containerMailRelay: (engine: DockerEngine) => Promise<string | null>;
+  /** How a production service's relay is checked at each start and redeploy (src/mail/relay-address.ts). */
+  outgoingRelay: RelayPolicy;
   /** `serve --docker-host`: servers created through the API become Docker servers on this engine; null: local. */
   newServersDockerHost: string | null;
 }
@@ -102,7 +107,8 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   shutdownGraceMs: positiveIntegerFromEnv('TEAMINFRA_SHUTDOWN_GRACE_MS', 10_000),
   engineCallTimeoutMs: engineCallTimeoutFromEnv(),
   copyMailRelay: () => null,
-  containerMailRelay: () => null,
+  containerMailRelay: async () => null,
+  outgoingRelay: { allowPrivate: relayPrivateAllowedFromEnv() },
   newServersDockerHost: null,
 };
 
@@ -122,12 +128,13 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   const config = { ...DEFAULT_ENGINE_CONFIG, ...overrides };
   const local = new LocalDriver({
     dataDir: db.dataDir, secrets, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
-    takenPorts: () => takenPorts(db.kysely), copyMailRelay: config.copyMailRelay,
+    takenPorts: () => takenPorts(db.kysely), copyMailRelay: config.copyMailRelay, outgoingRelay: config.outgoingRelay,
   });
   const engines = new EngineRegistry(config.engineCallTimeoutMs);
   const docker = new DockerDriver({
     db: db.kysely, secrets, engines, dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
-    takenPorts: () => takenPorts(db.kysely), containerMailRelay: config.containerMailRelay,
+    takenPorts: () => takenPorts(db.kysely), outgoingRelay: config.outgoingRelay,
+    containerMailRelay: (server) => config.containerMailRelay(engines.engineOf(server)),
   });
   const driver = new DriverRouter(local, docker);
   const reconcileDeps = { db: db.kysely, driver, node: config.node, onError };

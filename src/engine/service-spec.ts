@@ -7,7 +7,7 @@ import type { ServerSpec, ServiceSpec } from './driver.js';
 export function serviceSpecQuery(db: Kysely<Database>) {
   return db.selectFrom('erp_services as s').innerJoin('servers as v', 'v.id', 's.server_id')
     .leftJoin('docker_servers as d', 'd.server_id', 'v.id')
-    .select(['s.id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 's.parent_id', 's.app', 'v.id as server_id', 'v.root_dir',
+    .select(['s.id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 's.outgoing_smtp_allow_private', 's.parent_id', 's.app', 'v.id as server_id', 'v.root_dir',
       'd.docker_host', 'd.image', 'd.memory_mb', 'd.cpu_millicores']);
 }
 
@@ -33,11 +33,12 @@ function serverSpecOf(row: ServerColumns): ServerSpec {
 
 export function specOf(row: {
   id: string; name: string; revision: number; port: number | null; pid: number | null; outgoing_smtp: string | null;
-  parent_id: string | null; app?: string | null; server_id: string; root_dir: string | null; docker_host?: string | null; image?: string | null;
+  outgoing_smtp_allow_private?: number; parent_id: string | null; app?: string | null; server_id: string; root_dir: string | null; docker_host?: string | null; image?: string | null;
   memory_mb?: number | null; cpu_millicores?: number | null;
 }): ServiceSpec {
   return {
     id: row.id, name: row.name, revision: row.revision, port: row.port, pid: row.pid, outgoingSmtp: row.outgoing_smtp,
+    outgoingSmtpAllowPrivate: row.outgoing_smtp_allow_private === 1,
     parentId: row.parent_id, app: row.app ?? null, server: serverSpecOf({ ...row, docker_host: row.docker_host ?? null, image: row.image ?? null }),
   };
 }

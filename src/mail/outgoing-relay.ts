@@ -6,15 +6,15 @@
 //
 // The host is one a team chooses, so it is held to the rules of every address this platform's
 // machines are told to reach (src/webhooks/url-safety.ts): no private, loopback or link-local
-// address, nor a name that resolves to one, unless the operator allows it.
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
+// address, nor a name that resolves to one, unless the operator allows it. Judged here when it
+// is set, and again at each start or redeploy on the address the service is then pinned to
+// (relay-address.ts); the operator's allowance is kept with the relay for that.
 import type { Kysely } from 'kysely';
 import { AppError } from '../core/errors.js';
 import { nowIso } from '../db/ids.js';
 import type { Database } from '../db/tables.js';
-import { isPrivateAddress } from '../webhooks/private-address.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import { checkedRelayAddress, RelayRefused, type AddressLookup } from './relay-address.js';
 
 export interface RelayInput {
   host: string;
@@ -45,33 +45,13 @@ function hostPort(relay: { host: string; port: number }): string {
   return `${relay.host}:${relay.port}`;
 }
 
-/** The sentence for a relay a team may not set, or undefined. Resolves a name to judge where it leads. */
-export async function relayHostRefusal(host: string, allowPrivate: boolean): Promise<string | undefined> {
-  const bare = host.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
-  if (!/^[a-z0-9.:-]+$/.test(bare) || bare.length > 253) return `The relay host "${host}" is not a host name or an IP address.`;
-  if (allowPrivate) return undefined;
-  const privateSentence = 'The relay host is a private, loopback or link-local address, which is not allowed; the operator can allow it.';
-  if (bare === 'localhost' || bare.endsWith('.localhost')) return privateSentence;
-  if (isIP(bare) !== 0) return isPrivateAddress(bare) ? privateSentence : undefined;
-  let addresses: { address: string }[];
-  try {
-    addresses = await lookup(bare, { all: true });
-  } catch {
-    return `The relay host ${bare} does not resolve to an address.`;
-  }
-  if (addresses.some((entry) => isPrivateAddress(entry.address))) {
-    return `The relay host ${bare} resolves to a private, loopback or link-local address, which is not allowed; the operator can allow it.`;
-  }
-  return undefined;
-}
-
 /**
  * Sets (or with null, removes) the relay of `serviceId`, after the rules: not a copy, a user
  * with a password, a host a team may name. Throws AppError with the sentence to show.
  */
 export async function setOutgoingRelay(
   db: Kysely<Database>, secrets: SecretBox, service: { id: string; parent_id: string | null }, relay: RelayInput | null,
-  options: { allowPrivate: boolean },
+  options: { allowPrivate: boolean; lookup?: AddressLookup },
 ): Promise<RelayView | null> {
   // Removing one from a copy (it never has one) is allowed: it asks for what already holds.
   if (service.parent_id !== null && relay !== null) {
@@ -79,12 +59,15 @@ export async function setOutgoingRelay(
   }
   if (relay) {
     if (relay.password && !relay.user) throw new AppError('validation_failed', 'A relay password needs a relay user.');
-    const refusal = await relayHostRefusal(relay.host, options.allowPrivate);
-    if (refusal) throw new AppError('validation_failed', refusal);
+    await checkedRelayAddress(relay.host, options).catch((error: unknown) => {
+      throw error instanceof RelayRefused ? new AppError('validation_failed', error.message) : error;
+    });
   }
   const at = nowIso();
   await db.transaction().execute(async (trx) => {
-    await trx.updateTable('erp_services').set({ outgoing_smtp: relay ? hostPort(relay) : null, updated_at: at }).where('id', '=', service.id).execute();
+    await trx.updateTable('erp_services').set({
+      outgoing_smtp: relay ? hostPort(relay) : null, outgoing_smtp_allow_private: relay && options.allowPrivate ? 1 : 0, updated_at: at,
+    }).where('id', '=', service.id).execute();
     await trx.deleteFrom('outgoing_mail_logins').where('service_id', '=', service.id).execute();
     if (relay?.user) {
       await trx.insertInto('outgoing_mail_logins').values({

@@ -103,6 +103,24 @@ describe('outgoing mail relay of a service', () => {
     expect((await rest('GET', path(team.serviceIds[0]), token)).body.relay).toBeNull();
   });
 
+  it('refuses a relay user with a line break, an escape sequence or a direction control, naming the field, over REST and MCP', async () => {
+    for (const user of ['erp@example.com\r\nMAIL FROM:<x@evil.example>', 'erp\u0000', 'erp\u001b[2J', 'erp\u202Emoc.elpmaxe']) {
+      const refused = await rest('PUT', path(team.serviceIds[0]), token, { relay: { host: PUBLIC_HOST, port: 587, user, password: PASSWORD } });
+      expect(refused.status, JSON.stringify(user)).toBe(400);
+      expect(refused.body).toMatchObject({
+        code: 'validation_failed',
+        errors: [{ field: 'relay.user', message: expect.stringContaining('control characters or characters that change the direction of text') }],
+      });
+    }
+    const overMcp = await mcp.client.callTool({ name: 'set_outgoing_mail', arguments: {
+      service_id: team.serviceIds[0], relay: { host: PUBLIC_HOST, port: 587, user: 'erp\nBCC', password: PASSWORD },
+    } });
+    expect(overMcp.isError).toBe(true);
+    expect(problemIn(overMcp)).toMatchObject({ code: 'validation_failed', errors: [{ field: 'relay.user', message: expect.stringContaining('U+000A') }] });
+    expect((await rest('GET', path(team.serviceIds[0]), token)).body.relay).toBeNull();
+    expect(await server.app.db.kysely.selectFrom('outgoing_mail_logins').selectAll().execute()).toEqual([]);
+  });
+
   it('a token restricted to another service gets 404; one without services:write gets the 403 sentence and may still read', async () => {
     const restricted = (await makeToken(server.app, team.teamId, { name: 'restricted', services: [team.serviceIds[1]] })).value;
     for (const [method, body] of [['GET', undefined], ['PUT', { relay: null }]] as const) {

@@ -13,8 +13,12 @@ import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
 
 const noHooks = { portAssigned: async () => undefined, spawned: async () => undefined };
 
+/** A service whose relay (the test's SMTP sink, on loopback) the operator allowed, as set-outgoing-mail --allow-private does. */
 function spec(id: string, outgoingSmtp: string | null): ServiceSpec {
-  return { id, name: `ERP ${id}`, revision: 3, port: null, pid: null, outgoingSmtp, parentId: null, server: { id: 'srv_erpapptest000000000', rootDir: null, docker: null } };
+  return {
+    id, name: `ERP ${id}`, revision: 3, port: null, pid: null, outgoingSmtp, outgoingSmtpAllowPrivate: true, parentId: null,
+    server: { id: 'srv_erpapptest000000000', rootDir: null, docker: null },
+  };
 }
 
 async function postForm(url: string, fields: Record<string, string>) {

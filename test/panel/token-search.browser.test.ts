@@ -2,6 +2,7 @@
 // lists only the first few, the search field asks the panel for matches as the owner types, and
 // the token created with the service found is limited to exactly it.
 import type { Browser } from 'playwright-core';
+import type { Insertable } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, nowIso } from '../../src/db/ids.js';
 import { insertServer } from '../../src/db/repositories/servers.js';
@@ -27,7 +28,7 @@ describe('the token form\'s service search in headless Chromium', () => {
     const serverId = await insertServer(db, { teamId, name: 'host-1' });
     const now = nowIso();
     serviceIds = Array.from({ length: SERVICES }, () => newId('svc'));
-    const rows: Database['erp_services'][] = serviceIds.map((id, i) => ({
+    const rows: Insertable<Database['erp_services']>[] = serviceIds.map((id, i) => ({
       id, team_id: teamId, server_id: serverId, parent_id: null, name: `Customer ${i + 1} ERP`, state: 'stopped', revision: 1, port: null,
       pid: null, outgoing_smtp: null, mail_username: null, mail_password_hash: null, state_reason: null, created_at: now, updated_at: now, deleted_at: null, published_host: null, app: null,
     }));

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineCapability } from '../../src/core/capability.js';
 import { AppError } from '../../src/core/errors.js';
 import { relayPrivateAllowedFromEnv, setOutgoingRelay } from '../../src/mail/outgoing-relay.js';
-import { OutgoingMailView, ServiceId } from '../schemas.js';
+import { OutgoingMailView, PlainLine, ServiceId } from '../schemas.js';
 
 export default defineCapability({
   name: 'set_outgoing_mail',
@@ -16,7 +16,8 @@ export default defineCapability({
     relay: z.strictObject({
       host: z.string().min(1).max(253),
       port: z.number().int().min(1).max(65_535).describe('587 (STARTTLS), 465 (TLS) or 25'),
-      user: z.string().min(1).max(256).optional(),
+      // Written into the service's environment and SMTP session: a line break there would forge one.
+      user: PlainLine(256).optional(),
       password: z.string().min(1).max(1024).optional().describe('Needs user'),
     }).nullable(),
   }),

@@ -72,6 +72,8 @@ export interface NewAppContainer {
   volumeOf(volume: string): string;
   env: string[];
   limits: ContainerLimits;
+  /** /etc/hosts entries, "name:address", beside host.docker.internal (mail-relay-of.ts: the relay's checked address). */
+  extraHosts?: readonly string[];
   /** For the web container: its port published on bindAddress:hostPort (null: a port the engine picks). */
   publish?: { containerPort: number; bindAddress: string; hostPort: number | null };
   /** The generation of the volumes volumeOf names, as a label (listAppContainers' `generation`). */
@@ -84,15 +86,15 @@ export interface NewAppContainer {
   oneOff?: boolean;
 }
 
-function hostConfigOf(spec: Pick<NewAppContainer, 'container' | 'network' | 'volumeOf'>, extraMounts: { volume: string; target: string }[] = []) {
+function hostConfigOf(spec: Pick<NewAppContainer, 'container' | 'network' | 'volumeOf' | 'extraHosts'>, extraMounts: { volume: string; target: string }[] = []) {
   return {
     NetworkMode: spec.network,
     Mounts: [
       ...spec.container.volumes.map((mount) => ({ Type: 'volume', Source: spec.volumeOf(mount.volume), Target: mount.target, ReadOnly: mount.readOnly })),
       ...extraMounts.map((mount) => ({ Type: 'volume', Source: mount.volume, Target: mount.target })),
     ],
-    // The mail catcher runs on the control plane's machine, reached through the engine's bridge gateway.
-    ExtraHosts: ['host.docker.internal:host-gateway'],
+    // The mail catcher when it listens on every address (TEAMINFRA_SMTP_HOST=0.0.0.0); the relay's name pinned.
+    ExtraHosts: ['host.docker.internal:host-gateway', ...(spec.extraHosts ?? [])],
   };
 }
 
@@ -158,7 +160,7 @@ export async function waitEngineHealthy(api: DockerApi, id: string, what: string
  */
 export async function runAppCommand(
   api: DockerApi,
-  spec: Pick<NewAppContainer, 'serviceId' | 'serverId' | 'container' | 'network' | 'volumeOf' | 'env'> & {
+  spec: Pick<NewAppContainer, 'serviceId' | 'serverId' | 'container' | 'network' | 'volumeOf' | 'env' | 'extraHosts'> & {
     command: AppCommand; what: string; timeoutMs: number;
     /**
      * The backup commands' working directory (snapshot, verify, restore name their files

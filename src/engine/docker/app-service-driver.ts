@@ -20,16 +20,13 @@
 // and the front switched once it answers. The other containers (the database) keep running.
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Kysely } from 'kysely';
-import type { Database } from '../../db/tables.js';
-import type { SecretBox } from '../../secrets/secret-box.js';
 import { findApp } from '../apps/app-registry.js';
 import type { AppContainer, AppDefinition } from '../apps/app-definition.js';
 import { initialCredentialsOf, sealInitialCredentials, type SealedInitialCredentials } from '../apps/initial-credentials.js';
 import { renderEnvironment } from '../apps/render-environment.js';
 import { smtpUri } from '../apps/smtp-uri.js';
 import { staleContainer } from './stale-container.js';
-import { mailRelayOf } from './mail-relay-of.js';
+import { mailRelayOf, type MailRelay, type MailRelaySources } from './mail-relay-of.js';
 import { DriverError, type BackupFile, type RestoreHooks, type RunningService, type ServiceSpec, type ServiceStatus, type StartHooks } from '../driver.js';
 import { readAppManifest, type AppArchiveManifest } from './app-archive.js';
 import {
@@ -53,16 +50,13 @@ import { choosePort } from './ports.js';
 import { deleteServiceSecrets, ensureServiceSecrets, readServiceSecrets } from './service-secrets.js';
 import { ensureServiceImages, pinnedApp } from './service-images.js';
 
-export interface AppServiceDriverOptions {
-  db: Kysely<Database>;
-  secrets: SecretBox;
+/** Where its mail goes (mail-relay-of.ts: a copy's mail catcher, a production service's relay) besides the engine and the database. */
+export interface AppServiceDriverOptions extends MailRelaySources {
   engines: EngineRegistry;
   takenPorts(): Promise<ReadonlySet<number>>;
   stopGraceMs: number;
   /** This node's data directory: where backups are written before they go to the engine, and a copy's archive while it is made. */
   dataDir: string;
-  /** "host:port" of the mail catcher as a container reaches it, while it runs; else null. A copy's only relay. */
-  containerMailRelay(): string | null;
 }
 
 /** True for a service the Docker driver runs from an app definition rather than from its server's image. */
@@ -342,7 +336,7 @@ export class AppServiceDriver {
     const serving = all.some((each) => each.appService === app.web.service && each.running && each.generation === generation);
     if (serving && containers.some((each) => each.running)) return work();
     const existing = containers.find((each) => each.running) ?? containers.find((each) => each.revision === service.revision);
-    const id = await this.startSupporting(api, service, app, database, existing, values, generation);
+    const id = await this.startSupporting(api, service, app, database, existing, { values, hosts: [] }, generation);
     try {
       return await work();
     } finally {
@@ -438,10 +432,13 @@ export class AppServiceDriver {
     return generationOf((await readDockerState(this.options.db, this.options.secrets, service.id)).volume);
   }
 
-  /** The values `${NAME}` may name: the service's secrets (opened now) and the built-ins. */
-  private async valuesOf(service: ServiceSpec, host: string, port: number | null): Promise<Record<string, string>> {
+  /**
+   * The values `${NAME}` may name: the service's secrets (opened now) and the built-ins. The mail
+   * ones only from a start or redeploy (`smtp`, mailRelayOf): the data steps' containers send no
+   * mail, so a backup never waits on the relay's name nor on the mail catcher.
+   */
+  private async valuesOf(service: ServiceSpec, host: string, port: number | null, smtp: MailRelay | null = null): Promise<Record<string, string>> {
     const secrets = await readServiceSecrets(this.options.db, this.options.secrets, service.id);
-    const smtp = await mailRelayOf(this.options, service);
     return {
       ...secrets,
       TEAMINFRA_SERVICE_ID: service.id, TEAMINFRA_SERVICE_NAME: service.name, TEAMINFRA_REVISION: String(service.revision),
@@ -451,9 +448,12 @@ export class AppServiceDriver {
     };
   }
 
-  private shared(service: ServiceSpec, container: AppContainer, values: Record<string, string>, generation: number, network = appNetworkName(service.id)) {
+  private shared(
+    service: ServiceSpec, container: AppContainer, values: Record<string, string>, generation: number, network = appNetworkName(service.id),
+    extraHosts: readonly string[] = [],
+  ) {
     return {
-      serviceId: service.id, serverId: service.server.id, revision: service.revision, container, network, generation,
+      serviceId: service.id, serverId: service.server.id, revision: service.revision, container, network, generation, extraHosts,
       volumeOf: (volume: string) => appVolumeName(service.id, volume, generation), env: renderEnvironment(container, values),
       limits: containerLimitsOf(service.server.docker?.limits),
     };
@@ -475,15 +475,18 @@ export class AppServiceDriver {
       port: service.port, targetPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '',
       choosePort: async () => choosePort(address, await this.options.takenPorts()), portAssigned: (port) => hooks.portAssigned(port),
     });
-    // Rendered with the port people use, for links the app writes in its emails.
-    const values = await this.valuesOf(service, host, front.port);
+    // Rendered with the port people use, for links the app writes in its emails; every container
+    // may send mail, so each has the relay's name pinned to the address checked now.
+    const smtp = await mailRelayOf(this.options, service);
+    const values = await this.valuesOf(service, host, front.port, smtp);
+    const hosts = smtp?.pinnedHosts ?? [];
     let result: { containerId: string; running: RunningService } | undefined;
     for (const container of app.containers) {
       if (container.name === app.web.service) {
         const existing = before.find((each) => each.appService === container.name && each.revision === service.revision);
-        result = await this.startWeb(api, service, app, container, existing, hooks, host, values, front, generation);
+        result = await this.startWeb(api, service, app, container, existing, hooks, host, { values, hosts }, front, generation);
       } else {
-        await this.startSupporting(api, service, app, container, await this.adopted(api, before, container.name), values, generation);
+        await this.startSupporting(api, service, app, container, await this.adopted(api, before, container.name), { values, hosts }, generation);
       }
     }
     if (!result) throw new DriverError(`The app ${app.name} has no web container named ${app.web.service}.`);
@@ -513,10 +516,11 @@ export class AppServiceDriver {
   /** A container other than the web one (the database): running, and healthy when it has a healthcheck. */
   private async startSupporting(
     api: DockerApi, service: ServiceSpec, app: AppDefinition, container: AppContainer, existing: AppContainerSummary | undefined,
-    values: Record<string, string>, generation: number,
+    { values, hosts }: Rendered, generation: number,
   ): Promise<string> {
     const id = existing?.id ?? await createAppContainer(api, {
-      ...this.shared(service, container, values, generation), name: appContainerName(service.id, service.revision, container.name, generation),
+      ...this.shared(service, container, values, generation, appNetworkName(service.id), hosts),
+      name: appContainerName(service.id, service.revision, container.name, generation),
     });
     if (!existing?.running) await startContainer(api, id);
     if (container.healthcheck) await waitEngineHealthy(api, id, container.name, app.deadlines.startMs);
@@ -524,11 +528,11 @@ export class AppServiceDriver {
   }
 
   /** The definition's migrate command, in a one-off container of the revision's image, within the migrate deadline (not the start's). */
-  private async migrate(api: DockerApi, service: ServiceSpec, app: AppDefinition, values: Record<string, string>, generation: number): Promise<void> {
+  private async migrate(api: DockerApi, service: ServiceSpec, app: AppDefinition, { values, hosts }: Rendered, generation: number): Promise<void> {
     const command = app.commands.migrate!;
     const container = app.containers.find((each) => each.name === command.service)!;
     const { exitCode, output } = await runAppCommand(api, {
-      ...this.shared(service, container, values, generation), command, what: `The app's migrate command`, timeoutMs: app.deadlines.migrateMs,
+      ...this.shared(service, container, values, generation, appNetworkName(service.id), hosts), command, what: `The app's migrate command`, timeoutMs: app.deadlines.migrateMs,
     }).catch((error: unknown) => {
       throw error instanceof DriverError ? new MigrateFailed(error.reason.replace(/\.$/, ''), false, { cause: error }) : error;
     });
@@ -542,8 +546,9 @@ export class AppServiceDriver {
    */
   private async startWeb(
     api: DockerApi, service: ServiceSpec, app: AppDefinition, container: AppContainer, existing: AppContainerSummary | undefined,
-    hooks: StartHooks, host: string, values: Record<string, string>, front: { id: string; port: number }, generation: number,
+    hooks: StartHooks, host: string, rendered: Rendered, front: { id: string; port: number }, generation: number,
   ): Promise<{ containerId: string; running: RunningService }> {
+    const settings = (image: string) => this.shared(service, { ...container, image }, rendered.values, generation, appNetworkName(service.id), rendered.hosts);
     const { address } = this.options.engines.engineOf(service.server);
     const target = (port: number) => ({ host, port, path: app.web.healthPath, serviceId: service.id });
     let id = existing?.id;
@@ -556,7 +561,7 @@ export class AppServiceDriver {
     // was first made, so none runs for it.
     let image = container.image;
     if (pid === null && existing && !existing.running) {
-      const stale = await staleContainer(api, existing.id, this.shared(service, container, values, generation));
+      const stale = await staleContainer(api, existing.id, settings(container.image));
       if (stale) {
         await removeContainer(api, existing.id);
         id = undefined;
@@ -567,10 +572,10 @@ export class AppServiceDriver {
       // Before the web container of this revision first exists: the database is made, or upgraded
       // by a new image, unless a restore or copy filled it with data the same image made.
       if (existing === undefined && app.commands.migrate && !(await this.schemaIsCurrent(api, service, app, generation))) {
-        await this.migrate(api, service, app, values, generation);
+        await this.migrate(api, service, app, rendered, generation);
       }
       id ??= await createAppContainer(api, {
-        ...this.shared(service, { ...container, image }, values, generation), name: appContainerName(service.id, service.revision, container.name, generation),
+        ...settings(image), name: appContainerName(service.id, service.revision, container.name, generation),
         publish: { containerPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', hostPort: null },
       });
       const published = await startOnEnginePort(api, id, app.web.port);
@@ -600,6 +605,9 @@ function refuseOtherApp(manifest: AppArchiveManifest, app: AppDefinition): void 
       `now has ${[...expected.databaseVolumes, ...expected.fileVolumes].join(', ')}, so it cannot be restored into this service.`);
   }
 }
+
+/** A start's rendering of the definition: the values `${NAME}` names, and the /etc/hosts entries that pin the relay's name. */
+interface Rendered { values: Record<string, string>; hosts: readonly string[] }
 
 /** A migrate command that failed or ran out of time: its reason, which the caller ends with what became of the service. */
 class MigrateFailed extends DriverError {}

@@ -50,6 +50,8 @@ export interface NewServiceContainer {
   port: number | null;
   env: string[];
   limits: ContainerLimits;
+  /** /etc/hosts entries, "name:address", beside host.docker.internal (mail-relay-of.ts: the relay's checked address). */
+  extraHosts: readonly string[];
 }
 
 export function serviceContainerName(serviceId: string, revision: number, volume: string): string {
@@ -69,8 +71,8 @@ export async function createServiceContainer(api: DockerApi, spec: NewServiceCon
       HostConfig: {
         PortBindings: { [portKey]: [{ HostIp: spec.bindAddress, HostPort: spec.port === null ? '' : String(spec.port) }] },
         Mounts: [{ Type: 'volume', Source: spec.volume, Target: spec.contract.dataDir }],
-        // The mail catcher runs on the control plane's machine; for an engine on this machine that is the bridge's gateway.
-        ExtraHosts: ['host.docker.internal:host-gateway'],
+        // The mail catcher when it listens on every address (TEAMINFRA_SMTP_HOST=0.0.0.0); the relay's name pinned.
+        ExtraHosts: ['host.docker.internal:host-gateway', ...spec.extraHosts],
         // None until it has answered its health check (keepRunning): a bad release must fail, not restart in a loop.
         RestartPolicy: { Name: 'no' },
         Memory: spec.limits.memoryBytes, MemorySwap: spec.limits.memoryBytes, NanoCpus: spec.limits.nanoCpus,

@@ -33,6 +33,7 @@ import { removeNetworks } from './app-containers.js';
 import { relayLoginOf } from '../../mail/outgoing-relay.js';
 import { staleContainer } from './stale-container.js';
 import { mailRelayOf } from './mail-relay-of.js';
+import type { RelayPolicy } from '../../mail/relay-address.js';
 import { ensureFront, findFront, frontStatus, removeFront, stopFront, switchFront } from './service-front.js';
 
 export interface DockerDriverOptions {
@@ -42,8 +43,10 @@ export interface DockerDriverOptions {
   engines: EngineRegistry;
   /** This node's data directory: where backups are written before they go to the engine, and cached after. */
   dataDir: string;
-  /** "host:port" of the mail catcher as a container reaches it, while it runs; else null. */
-  containerMailRelay(): string | null;
+  /** "host:port" of the mail catcher as the server's containers reach it, while it runs; else null. Rejects, saying what to set, when they cannot. */
+  containerMailRelay(server: ServerSpec): Promise<string | null>;
+  /** How a production service's relay is checked at each start and redeploy (src/mail/relay-address.ts). */
+  outgoingRelay: RelayPolicy;
   takenPorts(): Promise<ReadonlySet<number>>;
   startTimeoutMs: number;
   stopGraceMs: number;
@@ -186,6 +189,8 @@ export class DockerDriver implements ServiceDriver {
   }
 
   async copy(source: ServiceSpec, copy: ServiceSpec): Promise<void> {
+    // Before anything is made: a copy whose containers cannot reach the mail catcher is refused, saying what to set.
+    await this.options.containerMailRelay(copy.server);
     if (runsAnApp(source)) return this.apps.copy(source, copy);
     const { api } = this.options.engines.engineOf(copy.server);
     const contract = await this.options.engines.contractOf(copy.server);
@@ -279,15 +284,16 @@ export class DockerDriver implements ServiceDriver {
     if (containerId === undefined) {
       const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
       await ensureVolume(api, volume, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
+      const smtp = await mailRelayOf(this.options, service);
       const env = containerEnvOf({
-        serviceId: service.id, name: service.name, revision: service.revision, publicUrl: `http://${host}:${front.port}`,
-        smtp: await mailRelayOf(this.options, service),
+        serviceId: service.id, name: service.name, revision: service.revision, publicUrl: `http://${host}:${front.port}`, smtp,
       });
-      // A stopped container made with another relay, address or limits than the service has now
-      // is made again, from the image it was made from.
+      // A stopped container made with another relay (or relay address), catcher address or limits
+      // than the service has now is made again, from the image it was made from.
       const limits = containerLimitsOf(service.server.docker?.limits);
+      const extraHosts = smtp?.pinnedHosts ?? [];
       let image = contract.image;
-      const stale = existing && await staleContainer(api, existing.id, { env, limits });
+      const stale = existing && await staleContainer(api, existing.id, { env, limits, extraHosts });
       if (existing && stale) {
         await removeContainer(api, existing.id);
         existing = undefined;
@@ -295,7 +301,7 @@ export class DockerDriver implements ServiceDriver {
       }
       const id = existing?.id ?? await createServiceContainer(api, {
         serviceId: service.id, serverId: service.server.id, revision: service.revision, volume, contract: { ...contract, image },
-        bindAddress, port: null, limits, env,
+        bindAddress, port: null, limits, env, extraHosts,
       });
       const published = await startOnEnginePort(api, id, contract.port);
       await hooks.spawned((await containerPid(api, id)).pid);

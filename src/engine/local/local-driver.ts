@@ -11,6 +11,8 @@ import {
 import { DATABASE_FILE, readMailCredentials, readRuntime, RUNTIME_FILE, writeMailCredentials } from '../erp-app/config.js';
 import { openErpDatabase } from '../erp-app/database.js';
 import type { PackedFile } from '../backup-compression.js';
+import { outgoingRelayTarget, pinnedHostPort } from '../outgoing-relay-target.js';
+import type { RelayPolicy } from '../../mail/relay-address.js';
 import { SecretBox } from '../../secrets/secret-box.js';
 import { loadSecretsKeys } from '../../secrets/secrets-key.js';
 import { runDatabaseJob } from './database-job.js';
@@ -30,6 +32,8 @@ export interface LocalDriverOptions {
    * and nowhere else, whatever its outgoing-mail setting says.
    */
   copyMailRelay?: () => string | null;
+  /** How a production service's relay is checked at each start (src/mail/relay-address.ts); default: no private address. */
+  outgoingRelay?: RelayPolicy;
   host?: string;
   /** Seals the copies' mail passwords kept in their service directories; the data directory's own key when not given. */
   secrets?: SecretBox;
@@ -110,7 +114,7 @@ export class LocalDriver implements ServiceDriver {
       entry: erpAppEntry(), serviceDir: this.serviceDir(service), startTimeoutMs: this.startTimeoutMs, stopGraceMs: this.stopGraceMs,
       config: {
         serviceId: service.id, name: service.name, revision: service.revision, host: this.host, port,
-        outgoingSmtp: this.outgoingSmtpOf(service), outgoingSmtpAuth: this.mailCredentialsOf(service),
+        outgoingSmtp: await this.outgoingSmtpOf(service), outgoingSmtpAuth: this.mailCredentialsOf(service),
       },
     }, hooks);
   }
@@ -234,10 +238,15 @@ export class LocalDriver implements ServiceDriver {
     }
   }
 
-  /** A copy's mail only ever goes to the mail catcher (none while it is not running), never to its own setting. */
-  private outgoingSmtpOf(service: ServiceSpec): string | null {
+  /**
+   * A copy's mail only ever goes to the mail catcher (none while it is not running), never to its
+   * own setting. A production service's goes to its relay's address as checked now: the ERP
+   * process connects to that address and never resolves the name itself (it speaks no TLS).
+   */
+  private async outgoingSmtpOf(service: ServiceSpec): Promise<string | null> {
     if (service.parentId !== null) return this.options.copyMailRelay?.() ?? null;
-    return service.outgoingSmtp;
+    const target = await outgoingRelayTarget(service, this.options.outgoingRelay ?? { allowPrivate: false });
+    return target && pinnedHostPort(target);
   }
 
   /** Like status(), but a process still booting is waited for, and killed if it never answers. */

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildAppImages } from '../../../src/engine/apps/images/build-app-images.js';
 import { readDockerState } from '../../../src/engine/docker/docker-state.js';
 import { readServiceSecrets } from '../../../src/engine/docker/service-secrets.js';
+import { mailConfigFromEnv } from '../../../src/mail/mail-config.js';
 import type { TestServer } from '../../support/fixtures.js';
 import { waitForOperation } from '../support/engine-http.js';
 import { dockerAvailable, removeEverythingOf, testDockerApi } from './support/docker-engine.js';
@@ -42,7 +43,9 @@ describe.runIf(dockerAvailable)('copies of a Tryton service on a Docker server',
 
   beforeAll(async () => {
     await buildAppImages(api, tryton, () => undefined);
-    const docker = await startDockerTeam({ mail: { host: '0.0.0.0', port: 0, maxMessageBytes: 1_000_000, maxEmailsPerCopy: 50 } });
+    // Mail as a newcomer's `serve` has it (no TEAMINFRA_SMTP_* at all: the catcher on loopback);
+    // only its port is the suite's own, so that suites run side by side.
+    const docker = await startDockerTeam({ mail: { ...mailConfigFromEnv({}), port: 0 } });
     ({ server, token } = docker);
     await server.app.mailCatcher.start();
     serverId = await docker.addServer('docker-copies');
@@ -120,6 +123,13 @@ describe.runIf(dockerAvailable)('copies of a Tryton service on a Docker server',
     const caught = await server.app.db.kysely.selectFrom('caught_emails').select(['copy_id', 'recipients']).execute();
     expect(caught.map((row) => row.copy_id)).toEqual([copyId]);
     expect(caught[0]!.recipients).toContain('ann@example.com');
+    // The copy was told the engine's bridge gateway, where the catcher listens besides loopback, and nowhere else.
+    const web = (await api.json<{ Id: string; Labels: Record<string, string> }[]>('GET', '/containers/json', {
+      query: { filters: JSON.stringify({ label: [`io.teaminfra.service-id=${copyId}`, 'io.teaminfra.app-service=tryton'] }) },
+    }))[0]!;
+    const env = (await api.json<{ Config: { Env: string[] } }>('GET', `/containers/${web.Id}/json`)).Config.Env;
+    const told = /^TRYTOND_EMAIL__URI=smtp:\/\/[^@]+@([\d.]+:\d+)$/.exec(env.find((entry) => entry.startsWith('TRYTOND_EMAIL__URI=')) ?? '')?.[1];
+    expect(server.app.mailCatcher.addresses).toEqual([`127.0.0.1:${server.app.mailCatcher.port}`, told]);
   }, 60_000);
 
   it('deleting the copy leaves nothing of it on the engine nor its secrets; the parent runs on', async () => {

@@ -14,7 +14,8 @@ export interface SmtpSink {
   close(): Promise<void>;
 }
 
-export async function startSmtpSink(): Promise<SmtpSink> {
+/** Listens on `host` (127.0.0.1; any other loopback address too) and `port` (0: a free one). */
+export async function startSmtpSink(listen: { host?: string; port?: number } = {}): Promise<SmtpSink> {
   const messages: ReceivedMail[] = [];
   const server: Server = createServer((socket) => {
     let buffered = '';
@@ -50,7 +51,10 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     });
     socket.on('error', () => undefined);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listen.port ?? 0, listen.host ?? '127.0.0.1', () => resolve());
+  });
   const address = server.address();
   return {
     port: typeof address === 'object' && address ? address.port : 0,
