@@ -98,11 +98,15 @@ export const OperationView = builtOnce(() => z.object({
   decision_id: z.string().nullable()
     .describe('For an operation that needed approval, the decision that asks for it (GET /api/decisions/{decision_id}).'),
   result: z.object({
-    initial_credentials: z.object({ login: z.string(), password: z.string() })
-      .describe('The admin login of the app a created service runs (tryton). Shown only to the token that created the service.'),
+    initial_credentials: z.object({ login: z.string(), password: z.string() }).optional()
+      .describe('The admin login of the app a created service runs (tryton), shown once: in the first answer that shows the ' +
+        'succeeded operation to the token that created the service (get_operation, or the MCP tool that waited for it), then ' +
+        'erased. Never in list_operations. Keep it at once.'),
+    initial_credentials_shown: z.string().optional()
+      .describe('In place of initial_credentials once they were shown: when, and in which answer over which channel.'),
   }).nullable()
     .describe('What a succeeded operation gives back to the token that requested it: for create_erp_service of an app with an ' +
-      'admin login, initial_credentials. null otherwise, and for every other reader.'),
+      'admin login, initial_credentials once, then initial_credentials_shown. null otherwise, and for every other reader.'),
 }));
 
 /** get_operation's view: the operation and what each of its steps did (src/engine/operation-steps.ts). */
