@@ -1,10 +1,12 @@
 // An operation's step-by-step log: each call it makes to the driver (prepare, start, stop, back
-// up...) and each moment the driver reports on the way (a port chosen, the process up, the safety
-// backup taken), with when it began, how long it took, and how it ended. A failed step carries
-// the driver's own sentence (already free of secrets: driver-router.ts), never an internal error's
-// text. Bounded: at most MAX_STEPS steps of at most MAX_DETAIL characters each, so a row stays small.
-// Kept while the operation runs (a client polling it sees them) and with its end; an attempt
-// interrupted by a crash leaves what it had written, and the attempt that resumes it starts over.
+// up...), each moment the driver reports on the way (a port chosen, the process up, the safety
+// backup taken) and each part of a start it times itself (an app's database health wait, its
+// migration, its web container's health wait), with when it began, how long it took, and how it
+// ended. A failed step carries the driver's own sentence (already free of secrets:
+// driver-router.ts), never an internal error's text. Bounded: at most MAX_STEPS steps of at most
+// MAX_DETAIL characters each, so a row stays small. Kept while the operation runs (a client
+// polling it sees them) and with its end; an attempt interrupted by a crash leaves what it had
+// written, and the attempt that resumes it starts over.
 import { DriverError, type ServiceDriver } from './driver.js';
 
 export interface OperationStep {
@@ -94,6 +96,8 @@ export class StepLog {
       if (typeof hook !== 'function') continue;
       wrapped[name] = (value: unknown) => this.time(describe(value), () => Promise.resolve(hook.call(arg, value)));
     }
+    // The parts of a start the driver names itself (StartHooks.timed), each a step of its own.
+    wrapped.timed = <T>(step: string, work: () => Promise<T>, detail?: string) => this.time(step, work, () => detail ?? null);
     return wrapped;
   }
 
