@@ -45,34 +45,40 @@ const HOOK_STEPS: Record<string, (value: unknown) => string> = {
 export class StepLog {
   readonly steps: OperationStep[] = [];
   private left = 0;
+  /** When each step began, counted: a step and the parts inside it often begin within the same millisecond. */
+  private begun = 0;
+  private readonly beganAs = new WeakMap<OperationStep, number>();
 
   /** `onChange`: told after each step (to keep the steps so far). */
   constructor(private readonly onChange: (steps: string) => void = () => undefined) {}
 
   note(step: string, detail: string | null = null): void {
-    this.push({ step, at: new Date().toISOString(), duration_ms: 0, outcome: 'done', detail });
+    this.push({ step, at: new Date().toISOString(), duration_ms: 0, outcome: 'done', detail }, this.begun++);
   }
 
   async time<T>(step: string, work: () => Promise<T>, detailOf: (value: T) => string | null = () => null): Promise<T> {
+    const began = this.begun++;
     const started = Date.now();
     const at = new Date(started).toISOString();
     try {
       const value = await work();
-      this.push({ step, at, duration_ms: Date.now() - started, outcome: 'done', detail: detailOf(value) });
+      this.push({ step, at, duration_ms: Date.now() - started, outcome: 'done', detail: detailOf(value) }, began);
       return value;
     } catch (error) {
       const detail = error instanceof DriverError ? error.reason : 'An internal error; it has been logged.';
-      this.push({ step, at, duration_ms: Date.now() - started, outcome: 'failed', detail });
+      this.push({ step, at, duration_ms: Date.now() - started, outcome: 'failed', detail }, began);
       throw error;
     }
   }
 
   /**
    * The steps as stored: JSON of the bounded list, in the order they began, so that the moments
-   * reported during a call (a port chosen while starting) follow the call that holds them.
+   * reported during a call (a port chosen while starting) and the parts it times follow the call
+   * that holds them, even within the same millisecond.
    */
   serialized(): string {
-    return JSON.stringify([...this.steps].sort((a, b) => a.at.localeCompare(b.at)));
+    const began = (step: OperationStep) => this.beganAs.get(step) ?? 0;
+    return JSON.stringify([...this.steps].sort((a, b) => began(a) - began(b)));
   }
 
   /** `driver` with each of its calls recorded as a step (and the moments its hooks report). */
@@ -101,13 +107,17 @@ export class StepLog {
     return wrapped;
   }
 
-  private push(step: OperationStep): void {
+  private push(step: OperationStep, began: number): void {
     const bounded = { ...step, detail: step.detail && step.detail.length > MAX_DETAIL ? `${step.detail.slice(0, MAX_DETAIL - 1)}…` : step.detail };
-    if (this.steps.length < MAX_STEPS - 1) this.steps.push(bounded);
-    else {
+    if (this.steps.length < MAX_STEPS - 1) {
+      this.steps.push(bounded);
+      this.beganAs.set(bounded, began);
+    } else {
       // The last place says how many more there were.
       this.left++;
-      this.steps[MAX_STEPS - 1] = { ...bounded, step: `${this.left} more step(s), the last: ${bounded.step}` };
+      const last = { ...bounded, step: `${this.left} more step(s), the last: ${bounded.step}` };
+      this.steps[MAX_STEPS - 1] = last;
+      this.beganAs.set(last, Number.MAX_SAFE_INTEGER);
     }
     this.onChange(this.serialized());
   }

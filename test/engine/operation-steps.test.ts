@@ -1,6 +1,6 @@
 // An operation's step log stays small whatever the operation does, and shows a failure's own
 // sentence but never an internal error's text.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DriverError, type ServiceDriver, type ServiceSpec, type StartHooks } from '../../src/engine/driver.js';
 import { DriverRouter } from '../../src/engine/driver-router.js';
 import { MAX_STEPS, StepLog } from '../../src/engine/operation-steps.js';
@@ -25,7 +25,11 @@ describe('StepLog', () => {
     ]);
   });
 
-  it('records each part of a start the driver times as a step of its own, a failed one with its reason redacted as the whole call is', async () => {
+  afterEach(() => { vi.useRealTimers(); });
+
+  it('records each part of a start the driver times as a step of its own, in the order they began even within one millisecond, a failed one with its reason redacted as the whole call is', async () => {
+    // The clock stands still: every step begins at the same millisecond, as a fast start's often do.
+    vi.useFakeTimers({ toFake: ['Date'], now: new Date('2026-11-28T12:00:00.000Z') });
     const secret = 'generated-db-password-0123456789';
     class MigrateFailed extends DriverError {}
     let driverCaught: unknown;
