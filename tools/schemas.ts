@@ -109,10 +109,15 @@ export const OperationView = builtOnce(() => z.object({
       password: z.string(),
       fields: z.record(z.string(), z.string()).optional()
         .describe('The other fields the first login needs, as the app definition states them (a company name); absent when it states none.'),
-    }).describe('The admin login of the app a created service runs (tryton). Shown only to the token that created the service.'),
+    }).optional()
+      .describe('The admin login of the app a created service runs (tryton), shown once: in the first answer that shows the ' +
+        'succeeded operation to the token that created the service (get_operation, or the MCP tool that waited for it), then ' +
+        'erased. Never in list_operations. Keep it at once.'),
+    initial_credentials_shown: z.string().optional()
+      .describe('In place of initial_credentials once they were shown: when, and in which answer over which channel.'),
   }).nullable()
     .describe('What a succeeded operation gives back to the token that requested it: for create_erp_service of an app with an ' +
-      'admin login, initial_credentials. null otherwise, and for every other reader.'),
+      'admin login, initial_credentials once, then initial_credentials_shown. null otherwise, and for every other reader.'),
 }));
 
 /** get_operation's view: the operation and what each of its steps did (src/engine/operation-steps.ts). */

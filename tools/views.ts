@@ -1,7 +1,6 @@
 // Row to view mappers, so every capability shows a resource the same way.
 import { serviceUrl } from '../src/engine/service-url.js';
-import { openInitialCredentials } from '../src/engine/apps/initial-credentials.js';
-import type { SecretBox } from '../src/secrets/secret-box.js';
+import type { InitialCredentials } from '../src/engine/apps/initial-credentials-once.js';
 import type { DecisionRow } from '../src/db/repositories/decisions.js';
 import type { ActivityRow } from '../src/db/repositories/activity.js';
 import type { ActivityView, BackupView, Infer, DecisionView, OperationDetailView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
@@ -41,10 +40,14 @@ export function operationStepsOf(row: { steps?: string | null }): Infer<typeof O
   return row.steps ? JSON.parse(row.steps) as Infer<typeof OperationDetailView>['steps'] : [];
 }
 
-/** Who reads an operation: its initial credentials are opened for the token that requested it, and for no one else. */
-export interface OperationViewer { tokenId: string; secrets?: SecretBox | undefined }
+/** Who reads an operation: what its result holds is shown to the token that requested it, and to no one else. */
+export interface OperationViewer { tokenId: string }
 
-export function operationView(row: OperationRow, viewer?: OperationViewer): Infer<typeof OperationView> {
+/**
+ * `given`: the initial credentials this very answer carries, taken from the row once
+ * (src/engine/apps/initial-credentials-once.ts, tools/operations/operation-answer.ts).
+ */
+export function operationView(row: OperationRow, viewer?: OperationViewer, given?: InitialCredentials | null): Infer<typeof OperationView> {
   return {
     id: row.id, kind: row.kind, state: row.state, reason: row.reason, service_id: row.service_id,
     server_id: row.server_id, requested_channel: row.requested_channel, created_at: row.created_at,
@@ -52,20 +55,22 @@ export function operationView(row: OperationRow, viewer?: OperationViewer): Infe
     // Fixed when a backup or restore is queued, so a client can follow the backup at once.
     backup_id: (JSON.parse(row.parameters) as { backup_id?: string }).backup_id ?? null,
     decision_id: row.decision_id ?? null,
-    result: shownResult(row, viewer),
+    result: shownResult(row, viewer, given),
   };
 }
 
 /**
- * What an operation's result shows: today only a created service's initial credentials, kept
- * sealed in the row (initial-credentials.ts) and opened only for the token that created the
- * service; every other reader (another token, a list over MCP without the key) sees null.
+ * What an operation's result shows: today only what became of a created service's initial
+ * credentials, and only to the token that created the service: the credentials themselves in the
+ * one answer that took them, after that the sentence left in their place. Every other reader,
+ * and a list (which never takes them), sees null until they were shown.
  */
-function shownResult(row: OperationRow, viewer: OperationViewer | undefined): Infer<typeof OperationView>['result'] {
-  if (row.state !== 'succeeded' || !row.result || !row.service_id || !viewer?.secrets) return null;
+function shownResult(row: OperationRow, viewer: OperationViewer | undefined, given: InitialCredentials | null | undefined): Infer<typeof OperationView>['result'] {
+  if (row.state !== 'succeeded' || !row.result || !viewer) return null;
   if (!row.requested_by_token_id || row.requested_by_token_id !== viewer.tokenId) return null;
-  const credentials = openInitialCredentials(JSON.parse(row.result) as object, row.service_id, viewer.secrets);
-  return credentials ? { initial_credentials: credentials } : null;
+  if (given) return { initial_credentials: given };
+  const { initial_credentials_shown: shown } = JSON.parse(row.result) as { initial_credentials_shown?: unknown };
+  return typeof shown === 'string' ? { initial_credentials_shown: shown } : null;
 }
 
 type EmailRow = {

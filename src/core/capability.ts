@@ -77,7 +77,7 @@ export interface CapabilityContext {
    * operation already exists (awaiting_approval) and is queued in place instead of inserted.
    */
   approvedOperationId?: string;
-  /** Opens the sealed initial credentials of a service for the token that created it (operationView); absent without a key. */
+  /** Opens the sealed initial credentials of a service for the token that created it, once (tools/operations/operation-answer.ts); absent without a key. */
   secrets?: SecretBox;
   /** The approval hook invoke() was given, for capabilities that answer decisions (an approval ends: the action is settled). */
   approvals: ApprovalHook;

@@ -25,7 +25,7 @@ export class DriverRouter implements ServiceDriver {
   }
 
   start(service: ServiceSpec, hooks: StartHooks): Promise<RunningService> {
-    return this.engineFailures(this.driverOf(service.server).start(service, hooks), service);
+    return this.engineFailures(this.driverOf(service.server).start(service, this.timedFailures(hooks, service)), service);
   }
 
   stop(service: ServiceSpec): Promise<void> {
@@ -33,7 +33,7 @@ export class DriverRouter implements ServiceDriver {
   }
 
   redeploy(service: ServiceSpec, revision: number, hooks: StartHooks): Promise<RunningService> {
-    return this.engineFailures(this.driverOf(service.server).redeploy(service, revision, hooks), service);
+    return this.engineFailures(this.driverOf(service.server).redeploy(service, revision, this.timedFailures(hooks, service)), service);
   }
 
   status(service: ServiceSpec): Promise<ServiceStatus> {
@@ -53,7 +53,7 @@ export class DriverRouter implements ServiceDriver {
   }
 
   restore(service: ServiceSpec, backup: { path: string; sha256: string }, hooks: RestoreHooks): Promise<RunningService | null> {
-    return this.engineFailures(this.driverOf(service.server).restore(service, backup, hooks), service);
+    return this.engineFailures(this.driverOf(service.server).restore(service, backup, this.timedFailures(hooks, service)), service);
   }
 
   copy(source: ServiceSpec, copy: ServiceSpec): Promise<void> {
@@ -74,6 +74,27 @@ export class DriverRouter implements ServiceDriver {
       const portUnusable = error instanceof DriverError && error.portUnusable;
       throw new DriverError(publicReason(error.reason, known), portUnusable, { cause: error });
     }
+  }
+
+  /**
+   * A part of a start a driver times as a step of its own (StartHooks.timed) keeps the reason it
+   * failed with as the step's detail: that reason reads as the whole call's would (an engine's
+   * failure named, no secret quoted). The driver itself still gets the failure it threw.
+   */
+  private timedFailures<H extends StartHooks>(hooks: H, service: ServiceSpec): H {
+    if (!hooks.timed) return hooks;
+    const redacting = async <T>(step: string, work: () => Promise<T>, detail?: string): Promise<T> => {
+      let thrown: { error: unknown } | undefined;
+      try {
+        return await hooks.timed!<T>(step, () => work().catch((error: unknown) => {
+          thrown = { error };
+          return this.engineFailures<never>(Promise.reject(error), service);
+        }), detail);
+      } catch (error) {
+        throw thrown ? thrown.error : error;
+      }
+    };
+    return Object.assign(Object.create(hooks) as H, { timed: redacting });
   }
 
   private driverOf(server: ServerSpec): ServiceDriver {

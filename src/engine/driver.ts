@@ -60,6 +60,12 @@ export interface StartHooks {
   portAssigned(port: number): Promise<void>;
   /** The process exists; persist its id before waiting for it. */
   spawned(pid: number): Promise<void>;
+  /**
+   * Runs one part of the start that takes time of its own (an app's database health wait, its
+   * migration, its web container's health wait) as an operation step of its own, named `step`,
+   * with `detail` when it went well (operation-steps.ts gives it). Absent: the work just runs.
+   */
+  timed?<T>(step: string, work: () => Promise<T>, detail?: string): Promise<T>;
 }
 
 /** A backup as the driver wrote it: a zstd-compressed SQLite database (a zstd-compressed tar of the data directory on Docker). */

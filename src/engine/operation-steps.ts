@@ -1,10 +1,12 @@
 // An operation's step-by-step log: each call it makes to the driver (prepare, start, stop, back
-// up...) and each moment the driver reports on the way (a port chosen, the process up, the safety
-// backup taken), with when it began, how long it took, and how it ended. A failed step carries
-// the driver's own sentence (already free of secrets: driver-router.ts), never an internal error's
-// text. Bounded: at most MAX_STEPS steps of at most MAX_DETAIL characters each, so a row stays small.
-// Kept while the operation runs (a client polling it sees them) and with its end; an attempt
-// interrupted by a crash leaves what it had written, and the attempt that resumes it starts over.
+// up...), each moment the driver reports on the way (a port chosen, the process up, the safety
+// backup taken) and each part of a start it times itself (an app's database health wait, its
+// migration, its web container's health wait), with when it began, how long it took, and how it
+// ended. A failed step carries the driver's own sentence (already free of secrets:
+// driver-router.ts), never an internal error's text. Bounded: at most MAX_STEPS steps of at most
+// MAX_DETAIL characters each, so a row stays small. Kept while the operation runs (a client
+// polling it sees them) and with its end; an attempt interrupted by a crash leaves what it had
+// written, and the attempt that resumes it starts over.
 import { DriverError, type ServiceDriver } from './driver.js';
 import { withStepProgress, type StepProgress } from './step-progress.js';
 
@@ -44,29 +46,30 @@ const HOOK_STEPS: Record<string, (value: unknown) => string> = {
 export class StepLog implements StepProgress {
   readonly steps: OperationStep[] = [];
   private left = 0;
+  /** When each step began, counted: a step and the parts inside it often begin within the same millisecond. */
+  private begun = 0;
+  private readonly beganAs = new WeakMap<OperationStep, number>();
   /** Each step reported by progress() as it was placed, to replace it at its next report. */
   private readonly progressed = new Map<string, OperationStep>();
-  /** The steps reported during a driver call (its hooks', its progress), and how many calls are under way. */
-  private readonly reported = new WeakSet<OperationStep>();
-  private calls = 0;
 
   /** `onChange`: told after each step (to keep the steps so far). */
   constructor(private readonly onChange: (steps: string) => void = () => undefined) {}
 
   note(step: string, detail: string | null = null): void {
-    this.push({ step, at: new Date().toISOString(), duration_ms: 0, outcome: 'done', detail });
+    this.push({ step, at: new Date().toISOString(), duration_ms: 0, outcome: 'done', detail }, this.begun++);
   }
 
   async time<T>(step: string, work: () => Promise<T>, detailOf: (value: T) => string | null = () => null): Promise<T> {
+    const began = this.begun++;
     const started = Date.now();
     const at = new Date(started).toISOString();
     try {
       const value = await work();
-      this.push({ step, at, duration_ms: Date.now() - started, outcome: 'done', detail: detailOf(value) });
+      this.push({ step, at, duration_ms: Date.now() - started, outcome: 'done', detail: detailOf(value) }, began);
       return value;
     } catch (error) {
       const detail = error instanceof DriverError ? error.reason : 'An internal error; it has been logged.';
-      this.push({ step, at, duration_ms: Date.now() - started, outcome: 'failed', detail });
+      this.push({ step, at, duration_ms: Date.now() - started, outcome: 'failed', detail }, began);
       throw error;
     }
   }
@@ -75,7 +78,7 @@ export class StepLog implements StepProgress {
     const placed = this.progressed.get(key);
     const index = placed ? this.steps.indexOf(placed) : -1;
     if (!placed || index === -1) {
-      this.progressed.set(key, this.push({ step, at: new Date().toISOString(), duration_ms: 0, outcome, detail }));
+      this.progressed.set(key, this.push({ step, at: new Date().toISOString(), duration_ms: 0, outcome, detail }, this.begun++));
       return;
     }
     const overflow = index === MAX_STEPS - 1 && this.left > 0;
@@ -83,19 +86,19 @@ export class StepLog implements StepProgress {
       step: overflow ? `${this.left} more step(s), the last: ${step}` : step, at: placed.at, duration_ms: Date.now() - Date.parse(placed.at), outcome, detail,
     });
     this.steps[index] = next;
+    this.beganAs.set(next, this.beganAs.get(placed) ?? 0);
     this.progressed.set(key, next);
-    this.reported.add(next);
     this.onChange(this.serialized());
   }
 
   /**
    * The steps as stored: JSON of the bounded list, in the order they began, so that the moments
-   * reported during a call (a port chosen while starting) follow the call that holds them.
+   * reported during a call (a port chosen while starting, an image pulled) and the parts it times
+   * follow the call that holds them, even within the same millisecond.
    */
   serialized(): string {
-    // Begun in the same millisecond: a driver call before what it reported on its way.
-    const order = (step: OperationStep) => (this.reported.has(step) ? 1 : 0);
-    return JSON.stringify([...this.steps].sort((a, b) => a.at.localeCompare(b.at) || order(a) - order(b)));
+    const began = (step: OperationStep) => this.beganAs.get(step) ?? 0;
+    return JSON.stringify([...this.steps].sort((a, b) => began(a) - began(b)));
   }
 
   /** `driver` with each of its calls recorded as a step (and the moments its hooks report). */
@@ -106,14 +109,8 @@ export class StepLog implements StepProgress {
         if (typeof value !== 'function') return value;
         const step = DRIVER_STEPS[property as keyof ServiceDriver];
         if (!step) return value.bind(target);
-        return (...args: unknown[]) => this.time(step, async () => {
-          this.calls++;
-          try {
-            return await withStepProgress(this, () => value.apply(target, args.map((arg) => this.hooksRecorded(arg))));
-          } finally {
-            this.calls--;
-          }
-        }, detailOfResult);
+        return (...args: unknown[]) => this.time(step, () => withStepProgress(this, () => value.apply(target, args.map((arg) => this.hooksRecorded(arg)))),
+          detailOfResult);
       },
     });
   }
@@ -126,11 +123,13 @@ export class StepLog implements StepProgress {
       if (typeof hook !== 'function') continue;
       wrapped[name] = (value: unknown) => this.time(describe(value), () => Promise.resolve(hook.call(arg, value)));
     }
+    // The parts of a start the driver names itself (StartHooks.timed), each a step of its own.
+    wrapped.timed = <T>(step: string, work: () => Promise<T>, detail?: string) => this.time(step, work, () => detail ?? null);
     return wrapped;
   }
 
   /** Returns the step as placed. */
-  private push(step: OperationStep): OperationStep {
+  private push(step: OperationStep, began: number): OperationStep {
     let placed = bounded(step);
     if (this.steps.length < MAX_STEPS - 1) this.steps.push(placed);
     else {
@@ -138,8 +137,9 @@ export class StepLog implements StepProgress {
       this.left++;
       placed = { ...placed, step: `${this.left} more step(s), the last: ${placed.step}` };
       this.steps[MAX_STEPS - 1] = placed;
+      began = Number.MAX_SAFE_INTEGER;
     }
-    if (this.calls > 0) this.reported.add(placed);
+    this.beganAs.set(placed, began);
     this.onChange(this.serialized());
     return placed;
   }

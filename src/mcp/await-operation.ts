@@ -7,7 +7,9 @@
 // timeout on progress then keeps waiting).
 import { findOperation } from '../db/repositories/operations.js';
 import type { Db } from '../db/connect.js';
-import { operationView, type OperationViewer } from '../../tools/views.js';
+import { operationView } from '../../tools/views.js';
+import { operationAnswer } from '../../tools/operations/operation-answer.js';
+import type { CredentialsReader } from '../engine/apps/initial-credentials-once.js';
 
 export interface WaitOptions {
   timeoutMs: number;
@@ -45,7 +47,12 @@ export function isQueuedOperation(output: unknown): output is { id: string; stat
 
 const ENDED = new Set(['succeeded', 'failed']);
 
-export async function awaitOperation(db: Db, operation: { id: string; state: string }, options: WaitOptions, viewer?: OperationViewer): Promise<unknown> {
+/**
+ * `reader`: the token that asked, when this answer is its own: the operation it returns, if it
+ * ended succeeded, is the first to show it and carries a created service's initial credentials
+ * (tools/operations/operation-answer.ts). Progress notifications never carry them.
+ */
+export async function awaitOperation(db: Db, operation: { id: string; state: string }, options: WaitOptions, reader?: CredentialsReader): Promise<unknown> {
   const deadline = Date.now() + options.timeoutMs;
   let state = operation.state;
   let step = 0;
@@ -60,7 +67,7 @@ export async function awaitOperation(db: Db, operation: { id: string; state: str
     await new Promise((resolve) => setTimeout(resolve, options.pollMs));
     const row = await findOperation(db.kysely, operation.id);
     if (!row) break;
-    latest = operationView(row, viewer) as unknown as Record<string, unknown>;
+    latest = operationView(row, reader) as unknown as Record<string, unknown>;
     if (row.state !== state) {
       state = row.state;
       await tell(state);
@@ -68,5 +75,7 @@ export async function awaitOperation(db: Db, operation: { id: string; state: str
       await tell(state);
     }
   }
-  return latest;
+  if (state !== 'succeeded' || !reader) return latest;
+  const ended = await findOperation(db.kysely, operation.id);
+  return ended ? operationAnswer(db.kysely, ended, reader) : latest;
 }

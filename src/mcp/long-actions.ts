@@ -48,9 +48,9 @@ export async function answerLongAction(capability: Capability, output: unknown, 
     return successResult(await awaitDecision(deps.db, output, waitWithProgress(ctx, (state) => `Decision ${output.id} is ${state}.`)));
   }
   if (answersWithOperation(capability) && isQueuedOperation(output)) {
-    // The token that asked waits: it sees what the operation gives back to it (a created service's initial credentials).
-    const viewer = { tokenId: (await context.principal()).tokenId, secrets: deps.secrets };
-    return successResult(await awaitOperation(deps.db, output, waitWithProgress(ctx, operationProgress), viewer));
+    // The token that asked waits: it sees what the operation gives back to it (a created service's initial credentials, once).
+    const reader = { tokenId: (await context.principal()).tokenId, channel: 'mcp' as const, answer: capability.name, secrets: deps.secrets };
+    return successResult(await awaitOperation(deps.db, output, waitWithProgress(ctx, operationProgress), reader));
   }
   return undefined;
 }

@@ -78,8 +78,11 @@ export async function readTask(context: TaskHandlerContext, taskId: string, meth
   const reader = targetId?.startsWith('dec_') ? tools.find('get_decision') : tools.find('get_operation');
   if (!targetId || !reader) throw noSuchTask();
   const input = targetId.startsWith('dec_') ? { decision_id: targetId } : { operation_id: targetId };
+  // Only an answer that carries the task's result may take what it shows once (a created
+  // service's initial credentials): without the key, get_operation leaves them in place.
+  const carriesResult = method === 'tasks/result' || (method === 'tasks/get' && context.era === 'modern');
   try {
-    return taskStateOf(taskId, await invoke(reader.capability, input, credentials, deps) as TaskSubject);
+    return taskStateOf(taskId, await invoke(reader.capability, input, credentials, carriesResult ? deps : { ...deps, secrets: undefined }) as TaskSubject);
   } catch (thrown) {
     const error = toAppError(thrown);
     throw error.code === 'not_found' ? noSuchTask() : protocolErrorOf(error);

@@ -1,7 +1,8 @@
 // An operation's step log stays small whatever the operation does, and shows a failure's own
 // sentence but never an internal error's text.
-import { describe, expect, it } from 'vitest';
-import { DriverError } from '../../src/engine/driver.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DriverError, type ServiceDriver, type ServiceSpec, type StartHooks } from '../../src/engine/driver.js';
+import { DriverRouter } from '../../src/engine/driver-router.js';
 import { MAX_STEPS, StepLog } from '../../src/engine/operation-steps.js';
 import { reportStepProgress } from '../../src/engine/step-progress.js';
 
@@ -46,5 +47,42 @@ describe('StepLog', () => {
     // Outside a driver call of an operation, a report goes nowhere.
     reportStepProgress('pull:erp:1', 'Pulling erp:1 from registry.example.com', null);
     expect(log.steps).toEqual([]);
+  });
+
+  afterEach(() => { vi.useRealTimers(); });
+
+  it('records each part of a start the driver times as a step of its own, in the order they began even within one millisecond, a failed one with its reason redacted as the whole call is', async () => {
+    // The clock stands still: every step begins at the same millisecond, as a fast start's often do.
+    vi.useFakeTimers({ toFake: ['Date'], now: new Date('2026-11-28T12:00:00.000Z') });
+    const secret = 'generated-db-password-0123456789';
+    class MigrateFailed extends DriverError {}
+    let driverCaught: unknown;
+    // An app's driver as the Docker one times a start: the database's health, then the migration, which fails quoting a secret.
+    const app = {
+      name: 'app',
+      secretValuesOf: async () => [secret],
+      start: async (_service: ServiceSpec, hooks: StartHooks) => {
+        await hooks.timed!('Waited for the database container to be healthy', async () => undefined);
+        try {
+          return await hooks.timed!("Ran the app's migrate command", async () => { throw new MigrateFailed(`It failed; its last output was "login ${secret}"`); });
+        } catch (error) {
+          driverCaught = error;
+          throw new DriverError(`${(error as DriverError).reason}, so the service was not started.`);
+        }
+      },
+    } as unknown as ServiceDriver;
+    const service = { id: 'svc_a', name: 'A', revision: 1, port: null, pid: null, outgoingSmtp: null, parentId: null, app: 'x',
+      server: { id: 'srv_a', rootDir: null, docker: { host: 'unix:///nowhere', image: null } } } satisfies ServiceSpec;
+    const log = new StepLog();
+    const hooks = { portAssigned: async () => undefined, spawned: async () => undefined };
+    await expect(log.recording(new DriverRouter(app, app)).start(service, hooks)).rejects.toThrow();
+    const steps = JSON.parse(log.serialized()) as { step: string; outcome: string; detail: string | null }[];
+    expect(steps.map((step) => [step.step, step.outcome, step.detail])).toEqual([
+      ['Started the service', 'failed', 'It failed; its last output was "login [redacted]", so the service was not started.'],
+      ['Waited for the database container to be healthy', 'done', null],
+      ["Ran the app's migrate command", 'failed', 'It failed; its last output was "login [redacted]"'],
+    ]);
+    // The driver itself still told its own failure apart.
+    expect(driverCaught).toBeInstanceOf(MigrateFailed);
   });
 });

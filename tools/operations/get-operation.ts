@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { defineCapability } from '../../src/core/capability.js';
 import { OperationDetailView, OperationId } from '../schemas.js';
-import { operationStepsOf, operationView } from '../views.js';
+import { operationStepsOf, type operationView } from '../views.js';
+import { operationAnswer } from './operation-answer.js';
 
 export default defineCapability({
   name: 'get_operation',
   title: 'Get an operation',
-  description: "A long action's state, failure reason and steps: poll it until it ends.",
+  description: "A long action's state, failure reason and steps: poll it until it ends. A created service's " +
+    'initial_credentials come once, in the first answer that shows its create succeeded.',
   permission: 'services:read',
   readableByRequester: true,
   target: { kind: 'operation', from: 'operation_id' },
@@ -15,8 +17,8 @@ export default defineCapability({
   http: { method: 'GET', path: '/api/operations/{operation_id}', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed', 'not_found'],
-  run: async (_input, { target, actor, secrets }) => ({
-    ...operationView(target as Parameters<typeof operationView>[0], { tokenId: actor.tokenId, secrets }),
+  run: async (_input, { db, target, actor, secrets }) => ({
+    ...await operationAnswer(db.kysely, target as Parameters<typeof operationView>[0], { ...actor, answer: 'get_operation', secrets }),
     steps: operationStepsOf(target as { steps?: string | null }),
   }),
 });

@@ -8,7 +8,7 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'list_operations',
   title: 'List operations',
-  description: 'Lists the long actions on what this token reaches.',
+  description: 'Lists the long actions on what this token reaches (never with initial_credentials: get_operation gives them).',
   permission: 'services:read',
   readableByRequester: true,
   target: { kind: 'team' },
@@ -17,6 +17,6 @@ export default defineCapability({
   http: { method: 'GET', path: '/api/operations', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed'],
-  run: async (input, { db, reach, actor, secrets }) =>
-    toPage(await listReachableOperations(db.kysely, reach, input), input.limit, (row) => operationView(row, { tokenId: actor.tokenId, secrets })),
+  run: async (input, { db, reach, actor }) =>
+    toPage(await listReachableOperations(db.kysely, reach, input), input.limit, (row) => operationView(row, { tokenId: actor.tokenId })),
 });

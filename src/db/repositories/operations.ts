@@ -216,6 +216,18 @@ export async function finishOperation(
   return Number(result.numUpdatedRows) === 1;
 }
 
+/**
+ * Replaces a succeeded operation's stored result, only if it still is `expected`: of several
+ * readers racing to take what the result holds once (a created service's initial credentials),
+ * exactly one gets true. One conditional UPDATE: SQLite runs writes one at a time, and
+ * PostgreSQL's second UPDATE waits for the first and then finds the row no longer matches.
+ */
+export async function replaceOperationResult(db: Kysely<Database>, operationId: string, expected: string, replacement: string): Promise<boolean> {
+  const result = await db.updateTable('operations').set({ result: replacement })
+    .where('id', '=', operationId).where('state', '=', 'succeeded').where('result', '=', expected).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 /** Keeps the steps done so far, while this worker holds the operation: a client polling it sees them as they happen. */
 export async function saveOperationSteps(db: Kysely<Database>, operationId: string, owner: string, steps: string): Promise<void> {
   await db.updateTable('operations').set({ steps }).where('id', '=', operationId).where('state', '=', 'running')

@@ -156,12 +156,16 @@ export async function waitEngineHealthy(api: DockerApi, id: string, what: string
 /**
  * Runs a definition command as a one-off container of `container` (its image, environment,
  * volumes, user) on the service's network, at most `timeoutMs`; removed afterwards. Labelled a
- * helper of the service, so a delete removes one a crash left behind.
+ * helper of the service, so a delete removes one a crash left behind. With `keepAs` it is kept
+ * after it ends instead, labelled one of the service's own containers under that name: its
+ * output stays where the logs API reads (observe/docker-logs.ts), and whatever removes the
+ * service's containers of a generation (a restore's swap, a delete) removes it too.
  */
 export async function runAppCommand(
   api: DockerApi,
   spec: Pick<NewAppContainer, 'serviceId' | 'serverId' | 'container' | 'network' | 'volumeOf' | 'env' | 'extraHosts'> & {
     command: AppCommand; what: string; timeoutMs: number;
+    keepAs?: { name: string; appService: string; revision: number; generation: number };
     /**
      * The backup commands' working directory (snapshot, verify, restore name their files
      * relative to it): `prepare` puts files into the created container before it starts, and
@@ -170,13 +174,20 @@ export async function runAppCommand(
     workDir?: { path: string; prepare(containerId: string): Promise<unknown>; collect?(containerId: string): Promise<unknown> };
   },
 ): Promise<{ exitCode: number; output: string }> {
+  const { keepAs } = spec;
   const created = await api.json<{ Id: string }>('POST', '/containers/create', {
+    ...(keepAs ? { query: { name: keepAs.name } } : {}),
     body: {
       // As `docker compose run SERVICE CMD...`: the command replaces the image's CMD, not its entrypoint.
       Image: spec.container.image, Env: spec.env, Cmd: spec.command.command,
       ...((spec.command.user ?? spec.container.user) ? { User: spec.command.user ?? spec.container.user } : {}),
       ...(spec.workDir ? { WorkingDir: spec.workDir.path } : {}),
-      Labels: labelsOf({ serviceId: spec.serviceId, serverId: spec.serverId, role: 'helper', madeBy: THIS_PROCESS }),
+      Labels: keepAs
+        ? labelsOf({
+          serviceId: spec.serviceId, serverId: spec.serverId, revision: keepAs.revision, role: 'service', appService: keepAs.appService,
+          volume: dataVolumeName(spec.serviceId, keepAs.generation),
+        })
+        : labelsOf({ serviceId: spec.serviceId, serverId: spec.serverId, role: 'helper', madeBy: THIS_PROCESS }),
       HostConfig: hostConfigOf(spec),
     },
   });
@@ -186,6 +197,6 @@ export async function runAppCommand(
     if (ran.exitCode === 0) await spec.workDir?.collect?.(created.Id);
     return ran;
   } finally {
-    await api.json('DELETE', `/containers/${created.Id}`, { query: { force: 1 }, accept: [404] });
+    if (!keepAs) await api.json('DELETE', `/containers/${created.Id}`, { query: { force: 1 }, accept: [404] });
   }
 }

@@ -45,7 +45,7 @@ import { ensureFront, findFront, frontStatus, removeFront, stopFront, switchFron
 import type { DockerApi } from './docker-api.js';
 import { publishedHost } from './engine-address.js';
 import type { EngineRegistry } from './engine-registry.js';
-import { appContainerName, appNetworkName, appVolumeName, dataVolumeName, generationOf, LABEL, labelsOf } from './labels.js';
+import { appCommandContainerName, appContainerName, appNetworkName, appVolumeName, dataVolumeName, generationOf, LABEL, labelsOf } from './labels.js';
 import { choosePort } from './ports.js';
 import { deleteServiceSecrets, ensureServiceSecrets, readServiceSecrets } from './service-secrets.js';
 import { ensureServiceImages, pinnedApp } from './service-images.js';
@@ -486,7 +486,7 @@ export class AppServiceDriver {
         const existing = before.find((each) => each.appService === container.name && each.revision === service.revision);
         result = await this.startWeb(api, service, app, container, existing, hooks, host, { values, hosts }, front, generation);
       } else {
-        await this.startSupporting(api, service, app, container, await this.adopted(api, before, container.name), { values, hosts }, generation);
+        await this.startSupporting(api, service, app, container, await this.adopted(api, before, container.name), { values, hosts }, generation, timedBy(hooks));
       }
     }
     if (!result) throw new DriverError(`The app ${app.name} has no web container named ${app.web.service}.`);
@@ -513,26 +513,35 @@ export class AppServiceDriver {
     }
   }
 
-  /** A container other than the web one (the database): running, and healthy when it has a healthcheck. */
+  /** A container other than the web one (the database): running, and healthy when it has a healthcheck (a step of its own in a start). */
   private async startSupporting(
     api: DockerApi, service: ServiceSpec, app: AppDefinition, container: AppContainer, existing: AppContainerSummary | undefined,
-    { values, hosts }: Rendered, generation: number,
+    { values, hosts }: Rendered, generation: number, timed: Timed = untimed,
   ): Promise<string> {
     const id = existing?.id ?? await createAppContainer(api, {
       ...this.shared(service, container, values, generation, appNetworkName(service.id), hosts),
       name: appContainerName(service.id, service.revision, container.name, generation),
     });
     if (!existing?.running) await startContainer(api, id);
-    if (container.healthcheck) await waitEngineHealthy(api, id, container.name, app.deadlines.startMs);
+    if (container.healthcheck) {
+      await timed(`Waited for the ${container.name} container to be healthy`, () => waitEngineHealthy(api, id, container.name, app.deadlines.startMs));
+    }
     return id;
   }
 
-  /** The definition's migrate command, in a one-off container of the revision's image, within the migrate deadline (not the start's). */
+  /**
+   * The definition's migrate command, in a container of the revision's image, within the migrate
+   * deadline (not the start's). The container is kept, exited, until the next migration (or the
+   * data it ran on goes): its output stays in the service's logs as `<service>:migrate`.
+   */
   private async migrate(api: DockerApi, service: ServiceSpec, app: AppDefinition, { values, hosts }: Rendered, generation: number): Promise<void> {
     const command = app.commands.migrate!;
     const container = app.containers.find((each) => each.name === command.service)!;
+    const logAs = migrateLogName(command.service);
+    for (const earlier of await listAppContainers(api, service.id)) if (earlier.appService === logAs) await removeContainer(api, earlier.id);
     const { exitCode, output } = await runAppCommand(api, {
       ...this.shared(service, container, values, generation, appNetworkName(service.id), hosts), command, what: `The app's migrate command`, timeoutMs: app.deadlines.migrateMs,
+      keepAs: { name: appCommandContainerName(service.id, service.revision, 'migrate', generation), appService: logAs, revision: service.revision, generation },
     }).catch((error: unknown) => {
       throw error instanceof DriverError ? new MigrateFailed(error.reason.replace(/\.$/, ''), false, { cause: error }) : error;
     });
@@ -572,7 +581,8 @@ export class AppServiceDriver {
       // Before the web container of this revision first exists: the database is made, or upgraded
       // by a new image, unless a restore or copy filled it with data the same image made.
       if (existing === undefined && app.commands.migrate && !(await this.schemaIsCurrent(api, service, app, generation))) {
-        await this.migrate(api, service, app, rendered, generation);
+        await timedBy(hooks)(`Ran the app's migrate command`, () => this.migrate(api, service, app, rendered, generation),
+          `Its output is in the service's logs as the container ${migrateLogName(app.commands.migrate.service)}.`);
       }
       id ??= await createAppContainer(api, {
         ...settings(image), name: appContainerName(service.id, service.revision, container.name, generation),
@@ -581,7 +591,8 @@ export class AppServiceDriver {
       const published = await startOnEnginePort(api, id, app.web.port);
       await hooks.spawned((await containerPid(api, id)).pid);
       try {
-        pid = await waitHealthy(api, id, target(published), app.deadlines.startMs);
+        pid = await timedBy(hooks)(`Waited for the ${container.name} container to answer ${app.web.healthPath}`,
+          () => waitHealthy(api, id as string, target(published), app.deadlines.startMs));
       } catch (error) {
         await stopContainer(api, id, this.options.stopGraceMs).catch(() => undefined);
         throw error;
@@ -608,6 +619,19 @@ function refuseOtherApp(manifest: AppArchiveManifest, app: AppDefinition): void 
 
 /** A start's rendering of the definition: the values `${NAME}` names, and the /etc/hosts entries that pin the relay's name. */
 interface Rendered { values: Record<string, string>; hosts: readonly string[] }
+
+/** Runs one part of a start as a step of its own (StartHooks.timed). */
+type Timed = <T>(step: string, work: () => Promise<T>, detail?: string) => Promise<T>;
+const untimed: Timed = (_step, work) => work();
+
+function timedBy(hooks: StartHooks): Timed {
+  return hooks.timed ? (step, work, detail) => hooks.timed!(step, work, detail) : untimed;
+}
+
+/** How the logs name the kept container of an app's migrate command: never a Compose service name (those have no colon). */
+function migrateLogName(service: string): string {
+  return `${service}:migrate`;
+}
 
 /** A migrate command that failed or ran out of time: its reason, which the caller ends with what became of the service. */
 class MigrateFailed extends DriverError {}

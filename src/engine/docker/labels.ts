@@ -75,6 +75,14 @@ export function appContainerName(serviceId: string, revision: number, appService
   return `teaminfra-${serviceId}-r${revision}${generation === 0 ? '' : `-g${generation}`}-${appService}`;
 }
 
+/**
+ * The container an app's command ran in, kept for its output (the migrate command's): a dot
+ * where a service container has a dash, so that no Compose service name can give the same name.
+ */
+export function appCommandContainerName(serviceId: string, revision: number, command: string, generation = 0): string {
+  return `teaminfra-${serviceId}-r${revision}${generation === 0 ? '' : `-g${generation}`}.${command}`;
+}
+
 /** The front of a service (service-front.ts): one per service, across revisions. */
 export function frontContainerName(serviceId: string): string {
   return `teaminfra-${serviceId}-front`;

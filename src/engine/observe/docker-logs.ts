@@ -75,6 +75,9 @@ async function readLines(stream: Readable, container: string, limit: number, nex
   } finally {
     stream.destroy();
   }
+  // A container that ended in the middle of a line (a prompt such as trytond-admin's, which is
+  // all a first migration prints) leaves it without its newline: it is still a line of the log.
+  if (lines.length < limit) for (const splitter of splitters.values()) splitter.flushPartial();
   return lines;
 }
 

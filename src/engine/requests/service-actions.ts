@@ -2,7 +2,7 @@
 // operation per service is in flight: the check and the insert share one write transaction.
 import type { Kysely } from 'kysely';
 import type { Database, ServiceState } from '../../db/tables.js';
-import { notFound } from '../../core/errors.js';
+import { AppError, notFound } from '../../core/errors.js';
 import { findInFlightOperation, type OperationRow } from '../../db/repositories/operations.js';
 import { changeServiceState } from '../state-changes.js';
 import { enqueue, operationInFlight, type RequestContext } from './enqueue.js';
@@ -23,6 +23,7 @@ export async function requestServiceAction(
       .executeTakeFirst();
     if (!service) throw notFound('ERP service');
     await refuseIfBusy(trx, service.id, service.parent_id);
+    if (kind === 'start' || kind === 'redeploy') await refuseIfNeverCreated(trx, context.reach.teamId, service.id, kind);
     // Deleting a service deletes its copies: without their parent they could not be listed or reached.
     const copies = kind === 'delete' ? await copiesOf(trx, service.id) : [];
     for (const copyId of copies) await refuseIfBusy(trx, copyId, null);
@@ -41,6 +42,21 @@ export async function refuseIfBusy(trx: Kysely<Database>, serviceId: string, par
   if (busy) throw operationInFlight(`ERP service ${serviceId}`, busy);
   const parentBusy = parentId ? await findInFlightOperation(trx, { serviceId: parentId }) : undefined;
   if (parentBusy?.kind === 'delete') throw operationInFlight(`The ERP service ${parentId} this copy belongs to`, parentBusy);
+}
+
+/**
+ * A service whose create failed (its app's image was not on the engine, say) has no secrets,
+ * network or volumes to run on, and create is not run again for it: starting it could only fail
+ * with an internal error, so it is refused with what to do. Stop and delete stay allowed.
+ */
+async function refuseIfNeverCreated(trx: Kysely<Database>, teamId: string, serviceId: string, kind: 'start' | 'redeploy'): Promise<void> {
+  const create = await trx.selectFrom('operations').select(['id', 'state']).where('team_id', '=', teamId).where('service_id', '=', serviceId)
+    .where('kind', '=', 'create').orderBy('id', 'desc').executeTakeFirst();
+  if (create?.state !== 'failed') return;
+  throw new AppError('conflict',
+    `ERP service ${serviceId} was never created: its create operation ${create.id} failed, so there is nothing to ${kind}. ` +
+      'Delete it and create the service again.',
+    { operationId: create.id });
 }
 
 async function copiesOf(trx: Kysely<Database>, serviceId: string): Promise<string[]> {

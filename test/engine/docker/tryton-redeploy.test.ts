@@ -106,8 +106,9 @@ describe.runIf(dockerAvailable)('redeploying a Tryton service to a new image', (
     const inspected = await api.json<{ Config: { Env: string[] } }>('GET', `/containers/${containerId}/json`);
     return inspected.Config.Env.find((entry) => entry.startsWith('TRYTOND_EMAIL__URI='))?.slice('TRYTOND_EMAIL__URI='.length);
   };
-  const migrating = async () => (await containersOfServer(api, serverId, 'helper'))
-    .some((each) => each.Labels[LABEL.serviceId] === serviceId && each.State === 'running');
+  // The migrate command's container, kept after it ends for its output (app-service-driver.ts), runs only while it migrates.
+  const migrating = async () => (await containersOfServer(api, serverId, 'service'))
+    .some((each) => each.Labels[LABEL.serviceId] === serviceId && each.Labels[LABEL.appService] === 'tryton:migrate' && each.State === 'running');
 
   beforeAll(async () => {
     await buildAppImages(api, tryton, () => undefined);
@@ -152,7 +153,7 @@ describe.runIf(dockerAvailable)('redeploying a Tryton service to a new image', (
     await replaceDefinition(slowImage);
     const accepted = await send(team.server.baseUrl, 'POST', `/api/service-erp/${serviceId}/redeploy`, team.token);
     expect(accepted.status).toBe(202);
-    // Until the operation ends: each time the migrate command runs (its one-off container exists)
+    // Until the operation ends: each time the migrate command runs (its container runs)
     // both before and after a JSON-RPC call at the url, that call is answered: revision 1 serves.
     const seen = { migrating: 0, answeredDuringMigration: 0, notAnswered: [] as string[] };
     const deadline = Date.now() + MIGRATION_MS;
