@@ -98,11 +98,13 @@ export const OperationView = builtOnce(() => z.object({
   decision_id: z.string().nullable()
     .describe('For an operation that needed approval, the decision that asks for it (GET /api/decisions/{decision_id}).'),
   result: z.object({
-    initial_credentials: z.object({ login: z.string(), password: z.string() })
+    initial_credentials: z.object({ login: z.string(), password: z.string() }).optional()
       .describe('The admin login of the app a created service runs (tryton). Shown only to the token that created the service.'),
+    safety_backup_id: BackupId().nullable().optional()
+      .describe('For a restore, the safety backup holding the data it replaced (null when the service had no data yet).'),
   }).nullable()
-    .describe('What a succeeded operation gives back to the token that requested it: for create_erp_service of an app with an ' +
-      'admin login, initial_credentials. null otherwise, and for every other reader.'),
+    .describe('What a succeeded operation gives back: for a restore, safety_backup_id (to every reader); for create_erp_service ' +
+      'of an app with an admin login, initial_credentials (only to the token that requested it). null otherwise.'),
 }));
 
 /** get_operation's view: the operation and what each of its steps did (src/engine/operation-steps.ts). */

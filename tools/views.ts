@@ -57,11 +57,15 @@ export function operationView(row: OperationRow, viewer?: OperationViewer): Infe
 }
 
 /**
- * What an operation's result shows: today only a created service's initial credentials, kept
- * sealed in the row (initial-credentials.ts) and opened only for the token that created the
- * service; every other reader (another token, a list over MCP without the key) sees null.
+ * What an operation's result shows: a restore's safety backup, to every reader (like the
+ * backup_id beside it); a created service's initial credentials, kept sealed in the row
+ * (initial-credentials.ts) and opened only for the token that created the service, while every
+ * other reader (another token, a list over MCP without the key) sees null.
  */
 function shownResult(row: OperationRow, viewer: OperationViewer | undefined): Infer<typeof OperationView>['result'] {
+  if (row.state === 'succeeded' && row.kind === 'restore' && row.result) {
+    return { safety_backup_id: (JSON.parse(row.result) as { safety_backup_id?: string | null }).safety_backup_id ?? null };
+  }
   if (row.state !== 'succeeded' || !row.result || !row.service_id || !viewer?.secrets) return null;
   if (!row.requested_by_token_id || row.requested_by_token_id !== viewer.tokenId) return null;
   const credentials = openInitialCredentials(JSON.parse(row.result) as object, row.service_id, viewer.secrets);

@@ -273,6 +273,7 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     const backups = (await getJson(server.baseUrl, `/api/service-erp/${serviceId}/backups`, token)).body.data as { id: string; kind: string; state: string }[];
     const safety = backups.find((item) => item.kind === 'safety')?.id as string;
     expect(safety).toBeDefined();
+    expect(restored.result).toEqual({ safety_backup_id: safety });
     expect(outgoingMailRows((await filesOf((await download(safety)).bytes)).get('erp.sqlite') as Buffer)).toBe(1);
     // One data volume for the service: the restored one.
     const volumes = (await volumesOfServer(api, serverId)).filter((v) => v.Labels['io.teaminfra.service-id'] === serviceId);
