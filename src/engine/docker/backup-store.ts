@@ -10,12 +10,12 @@ import type { Database } from '../../db/tables.js';
 import { DriverError, type ServerSpec } from '../driver.js';
 import { sha256OfFile } from '../local/backup-archive.js';
 import { extractSingleFile, singleFileTar } from './archives.js';
-import { createHelper, runHelper } from './containers.js';
+import { createHelper, ensureVolume, runHelper } from './containers.js';
 import { DockerApi, DockerError } from './docker-api.js';
 import { parseEngineAddress } from './engine-address.js';
 import { ENGINE_BACKUP_SCHEME, isEngineBackupPath } from './engine-backup-path.js';
 import { contractOf } from './erp-image-contract.js';
-import { backupsVolumeName } from './labels.js';
+import { backupsVolumeName, labelsOf } from './labels.js';
 
 const MOUNT = '/teaminfra-backups';
 const SCHEME = ENGINE_BACKUP_SCHEME;
@@ -25,6 +25,16 @@ export { isEngineBackupPath };
 /** The server's backups volume, as a helper mounts it to put a backup in or take one out. */
 export function backupsMount(serverId: string): { volume: string; at: string } {
   return { volume: backupsVolumeName(serverId), at: MOUNT };
+}
+
+/**
+ * backupsMount, once the volume exists with our labels. Asked before every helper that mounts
+ * it: a volume someone removed would otherwise be made again by the engine, unlabelled, by the
+ * mount itself, and then be neither ours to list nor to clean up.
+ */
+export async function ensureBackupsVolume(api: DockerApi, serverId: string): Promise<{ volume: string; at: string }> {
+  await ensureVolume(api, backupsVolumeName(serverId), labelsOf({ serverId, role: 'backups' }));
+  return backupsMount(serverId);
 }
 
 /**
@@ -76,7 +86,7 @@ export async function removeEngineBackupFiles(db: Kysely<Database>, paths: reado
       for (let first = 0; first < group.names.length; first += FILES_PER_HELPER) {
         const names = group.names.slice(first, first + FILES_PER_HELPER);
         const helper = await createHelper(api, {
-          image: group.image, serviceId: group.serviceId, serverId: group.serverId, mounts: [backupsMount(group.serverId)],
+          image: group.image, serviceId: group.serviceId, serverId: group.serverId, mounts: [await ensureBackupsVolume(api, group.serverId)],
           command: [...contract.removeCommand, ...names.map((name) => `${MOUNT}/${name}`)],
           // The files were put there by the engine as root; an image that runs as its own user could not remove them.
           asRoot: true,
@@ -109,7 +119,7 @@ export async function localBackupFile(db: Kysely<Database>, dataDir: string, bac
   const partial = `${cached}.fetching`;
   try {
     mkdirSync(dirname(cached), { recursive: true, mode: 0o700 });
-    const helper = await createHelper(api, { image, serviceId: name.split('/')[0] ?? '', serverId, mounts: [backupsMount(serverId)] });
+    const helper = await createHelper(api, { image, serviceId: name.split('/')[0] ?? '', serverId, mounts: [await ensureBackupsVolume(api, serverId)] });
     try {
       await extractSingleFile(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: `${MOUNT}/${name}` } }), partial);
     } finally {

@@ -95,6 +95,8 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
   afterAll(async () => {
     await server?.close();
     if (serverId) await removeEverythingOf(api, serverId);
+    // Made by the engine without our labels when the backups volume was lost (so unseen by removeEverythingOf).
+    if (serverId) await api.json('DELETE', `/volumes/teaminfra-backups-${serverId}`, { accept: [404] });
     await api.close();
   });
 
@@ -350,6 +352,16 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
       .toBe((await getJson(server.baseUrl, `/api/backups/${newer}`, token)).body.sha256);
     // No helper is left behind.
     expect((await containersOfServer(api, serverId)).filter((c) => c.Labels['io.teaminfra.role'] === 'helper')).toHaveLength(0);
+  });
+
+  it('a backup after the server\'s backups volume was removed makes it again with its labels, and downloads', async () => {
+    const volume = `teaminfra-backups-${serverId}`;
+    await api.json('DELETE', `/volumes/${volume}`);
+    const backupId = await backupNow(serviceId);
+    const made = await api.json<{ Labels: Record<string, string> | null }>('GET', `/volumes/${volume}`);
+    expect(made.Labels).toEqual({ 'io.teaminfra.server-id': serverId, 'io.teaminfra.role': 'backups' });
+    const downloaded = await download(backupId);
+    expect(createHash('sha256').update(downloaded.bytes).digest('hex')).toBe((await getJson(server.baseUrl, `/api/backups/${backupId}`, token)).body.sha256);
   });
 
   it('DELETE removes the service\'s containers and volumes and nothing else of the engine', async () => {
