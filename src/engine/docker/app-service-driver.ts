@@ -36,7 +36,7 @@ import {
 } from './app-containers.js';
 import { appDataParts, imageIdsOf, loadAppArchive, refuseWithoutSnapshot, writeAppArchive, type AppDataTarget } from './app-data.js';
 import { verifyArchive } from './archives.js';
-import { ensureBackupsVolume, localBackupFile, storeBackupOnEngine } from './backup-store.js';
+import { ensureBackupsVolume, localBackupFile, storeBackupOnEngine, withBackupSpoolFile } from './backup-store.js';
 import { containerLimitsOf } from './container-limits.js';
 import {
   answersHealth, containerPid, createHelper, ensureVolume, keepRunning, listServiceContainers, listVolumes, removeAbandonedHelpers, removeContainer,
@@ -203,21 +203,21 @@ export class AppServiceDriver {
     const { api, address } = this.options.engines.engineOf(service.server);
     // A backup resumed after a crash starts over; the one-off containers of the crashed one go first.
     await removeAbandonedHelpers(api, service.id);
-    const file = `${destination.replace(/\.sqlite\.zst$/, '')}.tar.zst`;
-    mkdirSync(dirname(file), { recursive: true });
     const generation = await this.generationOf(service);
     await this.ensureNetworkAndVolumes(api, service, app, generation);
     const values = await this.valuesOf(service, publishedHost(address), service.port);
-    const packed = await this.withDatabaseRunning(api, service, app, values, generation,
-      () => writeAppArchive(this.dataTarget(api, service, app, values, generation), file));
-    const web = app.containers.find((each) => each.name === app.web.service)!;
-    const helper = await createHelper(api, { image: web.image, serviceId: service.id, serverId: service.server.id, mounts: [await ensureBackupsVolume(api, service.server.id)] });
-    try {
-      const path = await storeBackupOnEngine(api, helper.id, service.server, service.id, file, packed.sizeBytes, web.image);
-      return { path, sizeBytes: packed.sizeBytes, sha256: packed.sha256 };
-    } finally {
-      await helper.remove();
-    }
+    return withBackupSpoolFile(this.options.dataDir, destination, async (file) => {
+      const packed = await this.withDatabaseRunning(api, service, app, values, generation,
+        () => writeAppArchive(this.dataTarget(api, service, app, values, generation), file));
+      const web = app.containers.find((each) => each.name === app.web.service)!;
+      const helper = await createHelper(api, { image: web.image, serviceId: service.id, serverId: service.server.id, mounts: [await ensureBackupsVolume(api, service.server.id)] });
+      try {
+        const path = await storeBackupOnEngine(api, helper.id, service.server, service.id, file, packed.sizeBytes, web.image, this.options.dataDir);
+        return { path, sizeBytes: packed.sizeBytes, sha256: packed.sha256 };
+      } finally {
+        await helper.remove();
+      }
+    });
   }
 
   /**
@@ -265,18 +265,23 @@ export class AppServiceDriver {
     api: DockerApi, service: ServiceSpec, app: AppDefinition, backup: { path: string; sha256: string }, generation: number, hooks: RestoreHooks,
   ): Promise<void> {
     const local = await localBackupFile(this.options.db, this.options.dataDir, backup);
-    const compression = await verifyArchive(local, backup.sha256);
-    const manifest = await readAppManifest(local, compression);
-    refuseOtherApp(manifest, app);
-    // Resumed after a crash: the generation it was staging starts over, once the crashed attempt's containers have let go of it.
-    await removeAbandonedHelpers(api, service.id);
-    await this.dropGeneration(api, service, app, generation);
-    await this.ensureVolumes(api, service, app, generation, await this.schemaOfArchive(api, app, manifest), stagedByLabel(hooks));
     try {
-      await this.loadInto(api, service, app, generation, { file: local, compression }, { neutralize: false });
-    } catch (error) {
-      await this.dropGeneration(api, service, app, generation).catch(() => undefined);
-      throw new DriverError(`The backup could not be restored (${reasonOf(error)}), so nothing was changed.`, false, { cause: error });
+      const compression = await verifyArchive(local.path, backup.sha256);
+      const manifest = await readAppManifest(local.path, compression);
+      refuseOtherApp(manifest, app);
+      // Resumed after a crash: the generation it was staging starts over, once the crashed attempt's containers have let go of it.
+      await removeAbandonedHelpers(api, service.id);
+      await this.dropGeneration(api, service, app, generation);
+      await this.ensureVolumes(api, service, app, generation, await this.schemaOfArchive(api, app, manifest), stagedByLabel(hooks));
+      try {
+        await this.loadInto(api, service, app, generation, { file: local.path, compression }, { neutralize: false });
+      } catch (error) {
+        await this.dropGeneration(api, service, app, generation).catch(() => undefined);
+        throw new DriverError(`The backup could not be restored (${reasonOf(error)}), so nothing was changed.`, false, { cause: error });
+      }
+    } finally {
+      // This node's copy of the backup has served (the engine keeps the backup).
+      local.release(true);
     }
   }
 

@@ -3,9 +3,7 @@
 // again after a crash (names are derived from the service, the revision and the volume, and a
 // create that finds its container adopts it), and what runs is always read from the engine by
 // our labels, never assumed. Data moves through helper containers of the same image.
-import { mkdirSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { dirname } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
@@ -14,7 +12,7 @@ import {
   type ServiceStatus, type StartHooks,
 } from '../driver.js';
 import { directoryTar, packArchive, stripTopDirectory, unpackedTar, verifyArchive } from './archives.js';
-import { ensureBackupsVolume, localBackupFile, storeBackupOnEngine } from './backup-store.js';
+import { ensureBackupsVolume, localBackupFile, storeBackupOnEngine, withBackupSpoolFile } from './backup-store.js';
 import {
   answersHealth, containerPid, createHelper, keepRunning, createServiceContainer, ensureVolume, listServiceContainers, listVolumes,
   removeAbandonedHelpers, removeContainer, removeVolume, runHelper, startContainer, startOnEnginePort, stopContainer, waitHealthy, type ContainerSummary,
@@ -176,14 +174,12 @@ export class DockerDriver implements ServiceDriver {
     const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
     // A backup resumed after a crash starts over; the helper the crashed one used goes first.
     await removeAbandonedHelpers(api, service.id);
-    const file = `${destination.replace(/\.sqlite\.zst$/, '')}.tar.zst`;
-    mkdirSync(dirname(file), { recursive: true });
     // Compressed as the engine sends it, then kept in the backups volume through the same helper.
-    return this.snapshotInto(api, contract, service, volume, async (tar, helperId) => {
+    return withBackupSpoolFile(this.options.dataDir, destination, async (file) => this.snapshotInto(api, contract, service, volume, async (tar, helperId) => {
       const packed = await packArchive(tar, file);
-      const enginePath = await storeBackupOnEngine(api, helperId, service.server, service.id, file, packed.sizeBytes, contract.image);
+      const enginePath = await storeBackupOnEngine(api, helperId, service.server, service.id, file, packed.sizeBytes, contract.image, this.options.dataDir);
       return { path: enginePath, sizeBytes: packed.sizeBytes, sha256: packed.sha256 };
-    }, { otherMounts: [await ensureBackupsVolume(api, service.server.id)], requireData: true });
+    }, { otherMounts: [await ensureBackupsVolume(api, service.server.id)], requireData: true }));
   }
 
   async copy(source: ServiceSpec, copy: ServiceSpec): Promise<void> {
@@ -220,18 +216,21 @@ export class DockerDriver implements ServiceDriver {
     if (point === 'stage') {
       // 1. Everything that can be wrong with the backup is found before the service is touched.
       const local = await localBackupFile(this.options.db, this.options.dataDir, { path: backup.path, sha256: backup.sha256 });
-      const compression = await verifyArchive(local, backup.sha256);
-      // Resumed after a crash: the volume it was staging starts over, once the crashed attempt's helper has let go of it.
-      await removeAbandonedHelpers(api, service.id);
-      await removeVolume(api, staged);
-      await ensureVolume(api, staged, { ...labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }), ...stagedByLabel(hooks) });
       try {
-        await this.putIntoVolume(api, contract, service, staged, unpackedTar(local, compression));
+        const compression = await verifyArchive(local.path, backup.sha256);
+        // Resumed after a crash: the volume it was staging starts over, once the crashed attempt's helper has let go of it.
+        await removeAbandonedHelpers(api, service.id);
+        await removeVolume(api, staged);
+        await ensureVolume(api, staged, { ...labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }), ...stagedByLabel(hooks) });
+        await this.putIntoVolume(api, contract, service, staged, unpackedTar(local.path, compression));
         await this.verifyVolume(api, contract, service, staged);
       } catch (error) {
         // Nothing was touched; a half-written volume is not kept beside the service's data.
         await removeVolume(api, staged).catch(() => undefined);
         throw error;
+      } finally {
+        // Staged: this node's copy of the backup has served (the engine keeps the backup).
+        local.release(true);
       }
     }
     // 2. Stopped, and the safety backup of exactly the data being replaced.
