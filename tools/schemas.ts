@@ -115,9 +115,12 @@ export const OperationView = builtOnce(() => z.object({
         'erased. Never in list_operations. Keep it at once.'),
     initial_credentials_shown: z.string().optional()
       .describe('In place of initial_credentials once they were shown: when, and in which answer over which channel.'),
+    safety_backup_id: BackupId().nullable().optional()
+      .describe('For a restore, the safety backup holding the data it replaced (null when the service had no data yet).'),
   }).nullable()
-    .describe('What a succeeded operation gives back to the token that requested it: for create_erp_service of an app with an ' +
-      'admin login, initial_credentials once, then initial_credentials_shown. null otherwise, and for every other reader.'),
+    .describe('What a succeeded operation gives back: for a restore, safety_backup_id (to every reader); for create_erp_service ' +
+      'of an app with an admin login, initial_credentials once to the token that requested it, then initial_credentials_shown. ' +
+      'null otherwise, and for every other reader.'),
 }));
 
 /** get_operation's view: the operation and what each of its steps did (src/engine/operation-steps.ts). */

@@ -60,12 +60,16 @@ export function operationView(row: OperationRow, viewer?: OperationViewer, given
 }
 
 /**
- * What an operation's result shows: today only what became of a created service's initial
- * credentials, and only to the token that created the service: the credentials themselves in the
- * one answer that took them, after that the sentence left in their place. Every other reader,
- * and a list (which never takes them), sees null until they were shown.
+ * What an operation's result shows: a restore's safety backup, to every reader (like the
+ * backup_id beside it); a created service's initial credentials only to the token that created
+ * the service: the credentials themselves in the one answer that took them, after that the
+ * sentence left in their place. Every other reader, and a list (which never takes them), sees
+ * null until they were shown.
  */
 function shownResult(row: OperationRow, viewer: OperationViewer | undefined, given: InitialCredentials | null | undefined): Infer<typeof OperationView>['result'] {
+  if (row.state === 'succeeded' && row.kind === 'restore' && row.result) {
+    return { safety_backup_id: (JSON.parse(row.result) as { safety_backup_id?: string | null }).safety_backup_id ?? null };
+  }
   if (row.state !== 'succeeded' || !row.result || !viewer) return null;
   if (!row.requested_by_token_id || row.requested_by_token_id !== viewer.tokenId) return null;
   if (given) return { initial_credentials: given };

@@ -9,8 +9,7 @@ import { makeDockerServer } from '../engine/docker/docker-servers.js';
 import { EngineAddressError, parseEngineAddress } from '../engine/docker/engine-address.js';
 import { EngineRegistry } from '../engine/docker/engine-registry.js';
 import { buildErpImage } from '../engine/docker/erp-image.js';
-import { ensureVolume } from '../engine/docker/containers.js';
-import { backupsVolumeName, labelsOf } from '../engine/docker/labels.js';
+import { ensureBackupsVolume } from '../engine/docker/backup-store.js';
 import { DriverError } from '../engine/driver.js';
 import { parseOptions, required } from './options.js';
 import { setServerLimits } from './server-limits-command.js';
@@ -77,7 +76,7 @@ async function checkEngine(server: { id: string; dockerHost: string; image: stri
   const spec = { id: server.id, rootDir: null, docker: { host: server.dockerHost, image: server.image } };
   try {
     await engines.contractOf(spec);
-    await ensureVolume(engines.engineOf(spec).api, backupsVolumeName(server.id), labelsOf({ serverId: server.id, role: 'backups' }));
+    await ensureBackupsVolume(engines.engineOf(spec).api, server.id);
   } catch (error) {
     throw engineProblem(command, error);
   } finally {

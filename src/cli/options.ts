@@ -3,6 +3,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { plainTextProblem } from '../core/plain-text.js';
 import { DEFAULT_POOL_SIZE, isPostgresUrl, type PostgresTarget } from '../db/dialect-postgres.js';
 import { DEFAULT_RETENTION, type RetentionPolicy } from '../engine/backup-retention.js';
+import { backupCacheBytesFromEnv } from '../engine/docker/backup-cache.js';
 import { UsageError } from './usage.js';
 
 type OptionSpec = NonNullable<ParseArgsConfig['options']>;
@@ -82,6 +83,15 @@ export function nodeGoneMsFromEnv(env: NodeJS.ProcessEnv = process.env): { nodeG
     throw new UsageError(`TEAMINFRA_NODE_GONE_MS must be a number of milliseconds of at least 1000; got "${text}".`);
   }
   return { nodeGoneAfterMs };
+}
+
+/** TEAMINFRA_BACKUP_CACHE_MB: the most this node keeps of copies of backups kept on Docker engines (src/engine/docker/backup-cache.ts). */
+export function backupCacheFromEnv(env: NodeJS.ProcessEnv = process.env): { backupCacheBytes: number } {
+  try {
+    return { backupCacheBytes: backupCacheBytesFromEnv(env) };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /**

@@ -8,7 +8,7 @@ import { describePostgresUrl } from '../db/dialect-postgres.js';
 import { defaultNodeName, NODE_NAME } from '../engine/node-name.js';
 import { DEFAULT_ENGINE_CONFIG } from '../engine/engine.js';
 import { rowRetentionFromEnvForServe } from './row-retention-env.js';
-import { backupRetentionFromEnv, dataLocationOf, leaseMsFromEnv, nodeGoneMsFromEnv, parseOptions } from './options.js';
+import { backupCacheFromEnv, backupRetentionFromEnv, dataLocationOf, leaseMsFromEnv, nodeGoneMsFromEnv, parseOptions } from './options.js';
 import { secureDataDir } from './secure-data-dir.js';
 import { sealStoredSecrets } from '../secrets/seal-stored-secrets.js';
 import { loadSecretsKeys } from '../secrets/secrets-key.js';
@@ -39,7 +39,7 @@ export async function runServe(args: string[]): Promise<void> {
 
   const secretsKeys = loadSecretsKeys(location.dataDir);
   const app = createApp({
-    ...defaultConfig(location.dataDir), database: location.database, engine: { node, newServersDockerHost: dockerHost, ...leaseMsFromEnv(), ...nodeGoneMsFromEnv(), ...backupRetentionFromEnv(), rowRetention: rowRetentionFromEnvForServe() }, secretsKeys,
+    ...defaultConfig(location.dataDir), database: location.database, engine: { node, newServersDockerHost: dockerHost, ...leaseMsFromEnv(), ...nodeGoneMsFromEnv(), ...backupRetentionFromEnv(), ...backupCacheFromEnv(), rowRetention: rowRetentionFromEnvForServe() }, secretsKeys,
   }, (error, capability) =>
     console.error(JSON.stringify({ level: 'error', msg: 'internal error', capability, reason: error.internalReason })));
   // PostgreSQL connects on first use: fail here, with the address, rather than on the first request.

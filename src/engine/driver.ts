@@ -89,6 +89,13 @@ export interface RestoreHooks extends StartHooks {
    * data as it was and the service is started again if it ran.
    */
   beforeSwap(current: { hasData: boolean }): Promise<void>;
+  /**
+   * This restore's own name (its operation's id), put on the data it stages, and whether an
+   * earlier attempt of it got past the staging (it had begun the safety backup, which comes only
+   * after): a driver that finds that data then picks up from the last step that finished instead
+   * of staging the backup again with the service stopped (docker/restore-resume.ts).
+   */
+  readonly resume?: { key: string; stagedBefore: boolean };
 }
 
 export interface ServiceDriver {

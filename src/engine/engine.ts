@@ -11,6 +11,7 @@ import { DockerDriver } from './docker/docker-driver.js';
 import { EngineRegistry } from './docker/engine-registry.js';
 import { engineCallTimeoutFromEnv } from './docker/docker-api.js';
 import { reportDockerOrphans } from './docker/orphans.js';
+import { backupCacheBytesFromEnv, openBackupCache } from './docker/backup-cache.js';
 import { DriverRouter } from './driver-router.js';
 import { defaultNodeName } from './node-name.js';
 import { NodeHeartbeat } from './node-heartbeat.js';
@@ -84,6 +85,8 @@ export interface EngineConfig {
   outgoingRelay: RelayPolicy;
   /** `serve --docker-host`: servers created through the API become Docker servers on this engine; null: local. */
   newServersDockerHost: string | null;
+  /** The most this node keeps of copies of backups kept on Docker engines (docker/backup-cache.ts); null: TEAMINFRA_BACKUP_CACHE_MB or its default. */
+  backupCacheBytes: number | null;
 }
 
 /** How long a starting ERP service may take to answer its health check (TEAMINFRA_START_TIMEOUT_MS; slow hosts raise it). */
@@ -110,6 +113,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   containerMailRelay: async () => null,
   outgoingRelay: { allowPrivate: relayPrivateAllowedFromEnv() },
   newServersDockerHost: null,
+  backupCacheBytes: null,
 };
 
 export interface Engine {
@@ -130,6 +134,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
     dataDir: db.dataDir, secrets, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
     takenPorts: () => takenPorts(db.kysely), copyMailRelay: config.copyMailRelay, outgoingRelay: config.outgoingRelay,
   });
+  const backupCache = openBackupCache(db.dataDir, config.backupCacheBytes ?? backupCacheBytesFromEnv());
   const engines = new EngineRegistry(config.engineCallTimeoutMs);
   const docker = new DockerDriver({
     db: db.kysely, secrets, engines, dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
@@ -182,6 +187,8 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
     async start() {
       if (state !== 'new') return;
       state = 'started';
+      // What a killed process was writing or fetching: no operation of this node runs yet.
+      backupCache.clearSpool();
       await heartbeat.start();
       await reconcileServices(reconcileDeps, 'startup');
       await reportDockerOrphans(db.kysely, engines, onError);

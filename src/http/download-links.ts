@@ -39,6 +39,7 @@ export function registerDownloadLinks(server: FastifyInstance, deps: CoreDeps): 
         // for the rest of its resume window.
         const spentAt = await spendDownloadLink(db, link.idHash, window);
         if (!spentAt) {
+          if ('afterSent' in contents) contents.afterSent?.(false);
           return sendProblem(reply, new AppError('not_found', 'This download link is unknown, already used or expired. Ask for a new one.'));
         }
         // Complete once every byte was handed to the connection: the client can have them all (and

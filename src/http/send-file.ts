@@ -13,6 +13,10 @@ export function sendFile(
   request: FastifyRequest, reply: FastifyReply, file: FileSource, contents: FileContents, onLastByteRead?: () => void,
 ): FastifyReply {
   const etag = etagOf(file);
+  if ('afterSent' in contents && contents.afterSent) {
+    const afterSent = contents.afterSent;
+    reply.raw.once('close', () => afterSent(deliversLastByte(request, file) && reply.raw.writableFinished));
+  }
   reply.header('Accept-Ranges', 'bytes');
   if (etag) reply.header('ETag', etag);
   const range = rangeToServe(request, file.sizeBytes, etag);

@@ -115,6 +115,9 @@ describe('backups of an ERP service', () => {
     const backups = (await send(server.baseUrl, 'GET', `/api/service-erp/${serviceId}/backups`, token)).body.data as { id: string; kind: string; state: string }[];
     const safety = backups.find((item) => item.kind === 'safety');
     expect(safety).toMatchObject({ state: 'completed' });
+    // The restore names it, for its requester and for any other reader of the operation.
+    expect((await send(server.baseUrl, 'GET', `/api/operations/${accepted.body.id}`, restorer)).body.result).toEqual({ safety_backup_id: safety?.id });
+    expect((await send(server.baseUrl, 'GET', `/api/operations/${accepted.body.id}`, token)).body.result).toEqual({ safety_backup_id: safety?.id });
     const safetyBytes = (await download(`${server.baseUrl}/api/backups/${safety?.id}/download`, token)).bytes;
     const safetyFile = join(server.dataDir, 'safety.sqlite');
     writeFileSync(safetyFile, zstdDecompress(safetyBytes));

@@ -24,10 +24,13 @@ export async function restoreAction(context: ActionContext): Promise<ActionResul
   if (!backup || backup.state !== 'completed' || !backup.file_path || !backup.sha256) {
     throw new DriverError(`Backup ${parameters.backup_id} no longer exists, so nothing was restored.`);
   }
+  // Its row is made only once the backup is staged and the service stopped (takeSafetyBackup).
+  const stagedBefore = (await findBackupById(db, parameters.safety_backup_id)) !== undefined;
   const running = await driver.restore(spec, { path: backup.file_path, sha256: backup.sha256 }, {
     ...persistingHooks(db, spec.id),
     // From the request, not from what runs now: a resumed restore may find the service stopped by its first attempt.
     ranBefore: parameters.previous_state === 'running',
+    resume: { key: operation.id, stagedBefore },
     async beforeSwap({ hasData }) {
       // A service never started has no data to keep.
       if (hasData) await takeSafetyBackup(context, spec, parameters.safety_backup_id);

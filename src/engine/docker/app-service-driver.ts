@@ -34,7 +34,7 @@ import {
 } from './app-containers.js';
 import { appDataParts, imageIdsOf, loadAppArchive, refuseWithoutSnapshot, writeAppArchive, type AppDataTarget } from './app-data.js';
 import { verifyArchive } from './archives.js';
-import { backupsMount, localBackupFile, storeBackupOnEngine } from './backup-store.js';
+import { ensureBackupsVolume, localBackupFile, storeBackupOnEngine, withBackupSpoolFile } from './backup-store.js';
 import { containerLimitsOf } from './container-limits.js';
 import {
   answersHealth, containerPid, createHelper, ensureVolume, keepRunning, listServiceContainers, listVolumes, removeAbandonedHelpers, removeContainer,
@@ -49,6 +49,7 @@ import { appCommandContainerName, appContainerName, appNetworkName, appVolumeNam
 import { choosePort } from './ports.js';
 import { deleteServiceSecrets, ensureServiceSecrets, readServiceSecrets } from './service-secrets.js';
 import { ensureServiceImages, pinnedApp } from './service-images.js';
+import { failLostStaging, restoreResumePoint, stagedByLabel } from './restore-resume.js';
 
 /** Where its mail goes (mail-relay-of.ts: a copy's mail catcher, a production service's relay) besides the engine and the database. */
 export interface AppServiceDriverOptions extends MailRelaySources {
@@ -197,21 +198,21 @@ export class AppServiceDriver {
     const { api, address } = this.options.engines.engineOf(service.server);
     // A backup resumed after a crash starts over; the one-off containers of the crashed one go first.
     await removeAbandonedHelpers(api, service.id);
-    const file = `${destination.replace(/\.sqlite\.zst$/, '')}.tar.zst`;
-    mkdirSync(dirname(file), { recursive: true });
     const generation = await this.generationOf(service);
     await this.ensureNetworkAndVolumes(api, service, app, generation);
     const values = await this.valuesOf(service, publishedHost(address), service.port);
-    const packed = await this.withDatabaseRunning(api, service, app, values, generation,
-      () => writeAppArchive(this.dataTarget(api, service, app, values, generation), file));
-    const web = app.containers.find((each) => each.name === app.web.service)!;
-    const helper = await createHelper(api, { image: web.image, serviceId: service.id, serverId: service.server.id, mounts: [backupsMount(service.server.id)] });
-    try {
-      const path = await storeBackupOnEngine(api, helper.id, service.server, service.id, file, packed.sizeBytes, web.image);
-      return { path, sizeBytes: packed.sizeBytes, sha256: packed.sha256 };
-    } finally {
-      await helper.remove();
-    }
+    return withBackupSpoolFile(this.options.dataDir, destination, async (file) => {
+      const packed = await this.withDatabaseRunning(api, service, app, values, generation,
+        () => writeAppArchive(this.dataTarget(api, service, app, values, generation), file));
+      const web = app.containers.find((each) => each.name === app.web.service)!;
+      const helper = await createHelper(api, { image: web.image, serviceId: service.id, serverId: service.server.id, mounts: [await ensureBackupsVolume(api, service.server.id)] });
+      try {
+        const path = await storeBackupOnEngine(api, helper.id, service.server, service.id, file, packed.sizeBytes, web.image, this.options.dataDir);
+        return { path, sizeBytes: packed.sizeBytes, sha256: packed.sha256 };
+      } finally {
+        await helper.remove();
+      }
+    });
   }
 
   /**
@@ -226,26 +227,23 @@ export class AppServiceDriver {
     refuseWithoutSnapshot(app, 'Restores');
     await ensureServiceImages(this.options, service, app);
     const { api } = this.options.engines.engineOf(service.server);
-    const local = await localBackupFile(this.options.db, this.options.dataDir, backup);
-    const compression = await verifyArchive(local, backup.sha256);
-    const manifest = await readAppManifest(local, compression);
-    refuseOtherApp(manifest, app);
     const current = await this.generationOf(service);
     const staged = current + 1;
-    // Resumed after a crash: the generation it was staging starts over, once the crashed attempt's containers have let go of it.
-    await removeAbandonedHelpers(api, service.id);
-    await this.dropGeneration(api, service, app, staged);
-    await this.ensureVolumes(api, service, app, staged, await this.schemaOfArchive(api, app, manifest));
-    try {
-      await this.loadInto(api, service, app, staged, { file: local, compression }, { neutralize: false });
-    } catch (error) {
-      await this.dropGeneration(api, service, app, staged).catch(() => undefined);
-      throw new DriverError(`The backup could not be restored (${reasonOf(error)}), so nothing was changed.`, false, { cause: error });
-    }
+    const [first] = app.volumes;
+    const point = first === undefined ? 'stage'
+      : await restoreResumePoint(api, hooks, { current: appVolumeName(service.id, first, current), staged: appVolumeName(service.id, first, staged) });
     // Whether it serves (its web container), not whether a container runs: a crashed attempt's
     // safety backup may have left the database of a stopped service running.
     const wasRunning = hooks.ranBefore
       || (await listAppContainers(api, service.id)).some((container) => container.running && container.appService === app.web.service);
+    if (point === 'lost') return failLostStaging((error) => this.startAgain(service, hooks, error), wasRunning);
+    // Resumed after its swap: the data it replaced is the generation before, unless a start on the restored data already dropped it.
+    if (point === 'start') {
+      const kept = first !== undefined && (await listVolumes(api, { [LABEL.serviceId]: service.id, [LABEL.role]: 'data' }))
+        .includes(appVolumeName(service.id, first, current - 1));
+      return this.runOnRestored(api, service, app, hooks, wasRunning, { restored: current, previous: kept ? current - 1 : null });
+    }
+    if (point === 'stage') await this.stage(api, service, app, backup, staged, hooks);
     await this.stop(service);
     try {
       await hooks.beforeSwap({ hasData: true });
@@ -255,18 +253,51 @@ export class AppServiceDriver {
       throw error;
     }
     await writeDockerState(this.options.db, this.options.secrets, service.id, { volume: dataVolumeName(service.id, staged) });
+    return this.runOnRestored(api, service, app, hooks, wasRunning, { restored: staged, previous: current });
+  }
+
+  /** The backup checked whole and loaded into the volumes of `generation` (labelled as this restore's), or nothing changed. */
+  private async stage(
+    api: DockerApi, service: ServiceSpec, app: AppDefinition, backup: { path: string; sha256: string }, generation: number, hooks: RestoreHooks,
+  ): Promise<void> {
+    const local = await localBackupFile(this.options.db, this.options.dataDir, backup);
+    try {
+      const compression = await verifyArchive(local.path, backup.sha256);
+      const manifest = await readAppManifest(local.path, compression);
+      refuseOtherApp(manifest, app);
+      // Resumed after a crash: the generation it was staging starts over, once the crashed attempt's containers have let go of it.
+      await removeAbandonedHelpers(api, service.id);
+      await this.dropGeneration(api, service, app, generation);
+      await this.ensureVolumes(api, service, app, generation, await this.schemaOfArchive(api, app, manifest), stagedByLabel(hooks));
+      try {
+        await this.loadInto(api, service, app, generation, { file: local.path, compression }, { neutralize: false });
+      } catch (error) {
+        await this.dropGeneration(api, service, app, generation).catch(() => undefined);
+        throw new DriverError(`The backup could not be restored (${reasonOf(error)}), so nothing was changed.`, false, { cause: error });
+      }
+    } finally {
+      // This node's copy of the backup has served (the engine keeps the backup).
+      local.release(true);
+    }
+  }
+
+  /** After the swap: running again on the restored generation if it ran, or back on the previous one (when still there) if that fails. */
+  private async runOnRestored(
+    api: DockerApi, service: ServiceSpec, app: AppDefinition, hooks: StartHooks, wasRunning: boolean, generations: { restored: number; previous: number | null },
+  ): Promise<RunningService | null> {
     if (!wasRunning) {
-      await this.dropGenerationsBut(api, service, app, staged);
+      await this.dropGenerationsBut(api, service, app, generations.restored);
       return null;
     }
     try {
       const running = await this.start(service, hooks);
-      await this.dropGenerationsBut(api, service, app, staged);
+      await this.dropGenerationsBut(api, service, app, generations.restored);
       return running;
     } catch (error) {
-      await writeDockerState(this.options.db, this.options.secrets, service.id, { volume: dataVolumeName(service.id, current) });
+      if (generations.previous === null) throw error;
+      await writeDockerState(this.options.db, this.options.secrets, service.id, { volume: dataVolumeName(service.id, generations.previous) });
       await this.startAgain(service, hooks, error);
-      await this.dropGeneration(api, service, app, staged).catch(() => undefined);
+      await this.dropGeneration(api, service, app, generations.restored).catch(() => undefined);
       throw new DriverError(`The service did not start on the restored data (${reasonOf(error)}), so its previous data was put back ` +
         'and it was started again. Nothing was restored.', false, { cause: error });
     }
@@ -399,10 +430,12 @@ export class AppServiceDriver {
     await this.ensureVolumes(api, service, app, generation);
   }
 
-  private async ensureVolumes(api: DockerApi, service: ServiceSpec, app: AppDefinition, generation: number, schemaOf?: string): Promise<void> {
+  private async ensureVolumes(
+    api: DockerApi, service: ServiceSpec, app: AppDefinition, generation: number, schemaOf?: string, stagedBy: Record<string, string> = {},
+  ): Promise<void> {
     for (const volume of app.volumes) {
       await ensureVolume(api, appVolumeName(service.id, volume, generation), {
-        ...labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }), ...(schemaOf ? { [LABEL.schemaOf]: schemaOf } : {}),
+        ...labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }), ...(schemaOf ? { [LABEL.schemaOf]: schemaOf } : {}), ...stagedBy,
       });
     }
   }

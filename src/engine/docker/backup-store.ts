@@ -1,21 +1,21 @@
 // Backups of Docker services are kept on their server's engine, in its backups volume, so that
 // any control-plane node can serve or restore them (several nodes share one PostgreSQL, not a
 // disk). A backup's path is then docker://SERVER/SERVICE/FILE?image=IMAGE; a node that needs
-// the bytes fetches them once through the engine's API into its own data directory, checked
-// against the backup's SHA-256.
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+// the bytes fetches them through the engine's API, checked against the backup's SHA-256, into
+// its own bounded cache (backup-cache.ts).
+import { basename } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables.js';
 import { DriverError, type ServerSpec } from '../driver.js';
 import { sha256OfFile } from '../local/backup-archive.js';
+import { backupCacheOf, type HeldBackupFile } from './backup-cache.js';
 import { extractSingleFile, singleFileTar } from './archives.js';
-import { createHelper, runHelper } from './containers.js';
+import { createHelper, ensureVolume, runHelper } from './containers.js';
 import { DockerApi, DockerError } from './docker-api.js';
 import { parseEngineAddress } from './engine-address.js';
 import { ENGINE_BACKUP_SCHEME, isEngineBackupPath } from './engine-backup-path.js';
 import { contractOf } from './erp-image-contract.js';
-import { backupsVolumeName } from './labels.js';
+import { backupsVolumeName, labelsOf } from './labels.js';
 
 const MOUNT = '/teaminfra-backups';
 const SCHEME = ENGINE_BACKUP_SCHEME;
@@ -28,14 +28,41 @@ export function backupsMount(serverId: string): { volume: string; at: string } {
 }
 
 /**
+ * backupsMount, once the volume exists with our labels. Asked before every helper that mounts
+ * it: a volume someone removed would otherwise be made again by the engine, unlabelled, by the
+ * mount itself, and then be neither ours to list nor to clean up.
+ */
+export async function ensureBackupsVolume(api: DockerApi, serverId: string): Promise<{ volume: string; at: string }> {
+  await ensureVolume(api, backupsVolumeName(serverId), labelsOf({ serverId, role: 'backups' }));
+  return backupsMount(serverId);
+}
+
+/**
+ * Runs `write` with the file a Docker backup is written to before it goes to the engine: in
+ * this node's spool, named as the engine will keep it, and removed after unless
+ * storeBackupOnEngine made it the node's copy.
+ */
+export async function withBackupSpoolFile<T>(dataDir: string, destination: string, write: (file: string) => Promise<T>): Promise<T> {
+  const cache = backupCacheOf(dataDir);
+  const file = cache.spoolPathOf(`${basename(destination).replace(/\.sqlite\.zst$/, '')}.tar.zst`);
+  try {
+    return await write(file);
+  } finally {
+    cache.dropSpooled(file);
+  }
+}
+
+/**
  * Puts `file` into the server's backups volume through `helperId`, a helper container that
- * mounts it (backupsMount); returns the backup's path.
+ * mounts it (ensureBackupsVolume), then keeps it as this node's copy if the cache has room;
+ * returns the backup's path.
  */
 export async function storeBackupOnEngine(
-  api: DockerApi, helperId: string, server: ServerSpec, serviceId: string, file: string, sizeBytes: number, image: string,
+  api: DockerApi, helperId: string, server: ServerSpec, serviceId: string, file: string, sizeBytes: number, image: string, dataDir: string,
 ): Promise<string> {
   const name = `${serviceId}/${basename(file)}`;
   await api.upload('PUT', `/containers/${helperId}/archive`, singleFileTar(name, file, sizeBytes), 'application/x-tar', { query: { path: MOUNT } });
+  backupCacheOf(dataDir).keep(file, name).release();
   return `${SCHEME}//${server.id}/${name}?image=${encodeURIComponent(image)}`;
 }
 
@@ -76,7 +103,7 @@ export async function removeEngineBackupFiles(db: Kysely<Database>, paths: reado
       for (let first = 0; first < group.names.length; first += FILES_PER_HELPER) {
         const names = group.names.slice(first, first + FILES_PER_HELPER);
         const helper = await createHelper(api, {
-          image: group.image, serviceId: group.serviceId, serverId: group.serverId, mounts: [backupsMount(group.serverId)],
+          image: group.image, serviceId: group.serviceId, serverId: group.serverId, mounts: [await ensureBackupsVolume(api, group.serverId)],
           command: [...contract.removeCommand, ...names.map((name) => `${MOUNT}/${name}`)],
           // The files were put there by the engine as root; an image that runs as its own user could not remove them.
           asRoot: true,
@@ -97,34 +124,37 @@ export async function removeEngineBackupFiles(db: Kysely<Database>, paths: reado
   if (failures.length > 0) throw new DriverError(`Some backup files kept on Docker engines could not be removed (${failures.join('; ')}).`);
 }
 
-/** A local file with the backup's bytes: the path itself for a local backup, else a checked copy fetched from the engine. */
-export async function localBackupFile(db: Kysely<Database>, dataDir: string, backup: { path: string; sha256: string }): Promise<string> {
-  if (!isEngineBackupPath(backup.path)) return backup.path;
+/**
+ * The backup's bytes in a local file, held until `release` (backup-cache.ts): the path itself
+ * for a local backup; else this node's copy, checked against the backup's SHA-256, fetched from
+ * the engine's backups volume when the node has none (or a damaged one).
+ */
+export async function localBackupFile(db: Kysely<Database>, dataDir: string, backup: { path: string; sha256: string }): Promise<HeldBackupFile> {
+  if (!isEngineBackupPath(backup.path)) return { path: backup.path, release: () => undefined };
   const { serverId, name, image } = engineBackupLocation(backup.path);
-  const cached = join(dataDir, 'backups', name);
-  if (existsSync(cached) && (await sha256OfFile(cached)) === backup.sha256) return cached;
+  const cache = backupCacheOf(dataDir);
+  const cached = await cache.cached(name, async (path) => (await sha256OfFile(path)) === backup.sha256);
+  if (cached) return cached;
   const server = await db.selectFrom('docker_servers').select(['docker_host']).where('server_id', '=', serverId).executeTakeFirst();
   if (!server) throw new DriverError(`The server that keeps this backup (${serverId}) is no longer a Docker server.`);
   const api = new DockerApi(parseEngineAddress(server.docker_host));
-  const partial = `${cached}.fetching`;
+  const fetched = cache.spoolPathOf(basename(name));
   try {
-    mkdirSync(dirname(cached), { recursive: true, mode: 0o700 });
-    const helper = await createHelper(api, { image, serviceId: name.split('/')[0] ?? '', serverId, mounts: [backupsMount(serverId)] });
+    const helper = await createHelper(api, { image, serviceId: name.split('/')[0] ?? '', serverId, mounts: [await ensureBackupsVolume(api, serverId)] });
     try {
-      await extractSingleFile(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: `${MOUNT}/${name}` } }), partial);
+      await extractSingleFile(await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: `${MOUNT}/${name}` } }), fetched);
     } finally {
       await helper.remove();
     }
-    if ((await sha256OfFile(partial)) !== backup.sha256) {
+    if ((await sha256OfFile(fetched)) !== backup.sha256) {
       throw new DriverError('The backup file kept on the Docker engine does not match its SHA-256 checksum: it was changed or damaged after it was taken.');
     }
-    renameSync(partial, cached);
-    return cached;
+    return cache.keep(fetched, name);
   } catch (error) {
+    cache.dropSpooled(fetched);
     if (error instanceof DockerError) throw new DriverError(error.reason, false, { cause: error });
     throw error;
   } finally {
-    rmSync(partial, { force: true });
     await api.close();
   }
 }

@@ -3,9 +3,7 @@
 // again after a crash (names are derived from the service, the revision and the volume, and a
 // create that finds its container adopts it), and what runs is always read from the engine by
 // our labels, never assumed. Data moves through helper containers of the same image.
-import { mkdirSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { dirname } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
@@ -14,7 +12,7 @@ import {
   type ServiceStatus, type StartHooks,
 } from '../driver.js';
 import { directoryTar, packArchive, stripTopDirectory, unpackedTar, verifyArchive } from './archives.js';
-import { backupsMount, localBackupFile, storeBackupOnEngine } from './backup-store.js';
+import { ensureBackupsVolume, localBackupFile, storeBackupOnEngine, withBackupSpoolFile } from './backup-store.js';
 import {
   answersHealth, containerPid, createHelper, keepRunning, createServiceContainer, ensureVolume, listServiceContainers, listVolumes,
   removeAbandonedHelpers, removeContainer, removeVolume, runHelper, startContainer, startOnEnginePort, stopContainer, waitHealthy, type ContainerSummary,
@@ -26,11 +24,12 @@ import { readDockerState, writeDockerState } from './docker-state.js';
 import { publishedHost } from './engine-address.js';
 import type { EngineRegistry } from './engine-registry.js';
 import { CONTRACT_LABELS, type ImageContract } from './erp-image-contract.js';
-import { backupsVolumeName, dataVolumeName, generationOf, LABEL, labelsOf } from './labels.js';
+import { dataVolumeName, generationOf, LABEL, labelsOf } from './labels.js';
 import { choosePort } from './ports.js';
 import { AppServiceDriver, runsAnApp } from './app-service-driver.js';
 import { removeNetworks } from './app-containers.js';
 import { relayLoginOf } from '../../mail/outgoing-relay.js';
+import { failLostStaging, restoreResumePoint, stagedByLabel } from './restore-resume.js';
 import { staleContainer } from './stale-container.js';
 import { mailRelayOf } from './mail-relay-of.js';
 import type { RelayPolicy } from '../../mail/relay-address.js';
@@ -69,7 +68,7 @@ export class DockerDriver implements ServiceDriver {
     // The engine answers and has the image (the bundled one is built there if missing), or a sentence says which is wrong.
     await this.options.engines.contractOf(server);
     const { api, address } = this.options.engines.engineOf(server);
-    await ensureVolume(api, backupsVolumeName(server.id), labelsOf({ serverId: server.id, role: 'backups' }));
+    await ensureBackupsVolume(api, server.id);
     return { rootDir: address.text };
   }
 
@@ -178,14 +177,12 @@ export class DockerDriver implements ServiceDriver {
     const { volume } = await readDockerState(this.options.db, this.options.secrets, service.id);
     // A backup resumed after a crash starts over; the helper the crashed one used goes first.
     await removeAbandonedHelpers(api, service.id);
-    const file = `${destination.replace(/\.sqlite\.zst$/, '')}.tar.zst`;
-    mkdirSync(dirname(file), { recursive: true });
     // Compressed as the engine sends it, then kept in the backups volume through the same helper.
-    return this.snapshotInto(api, contract, service, volume, async (tar, helperId) => {
+    return withBackupSpoolFile(this.options.dataDir, destination, async (file) => this.snapshotInto(api, contract, service, volume, async (tar, helperId) => {
       const packed = await packArchive(tar, file);
-      const enginePath = await storeBackupOnEngine(api, helperId, service.server, service.id, file, packed.sizeBytes, contract.image);
+      const enginePath = await storeBackupOnEngine(api, helperId, service.server, service.id, file, packed.sizeBytes, contract.image, this.options.dataDir);
       return { path: enginePath, sizeBytes: packed.sizeBytes, sha256: packed.sha256 };
-    }, { otherMounts: [backupsMount(service.server.id)], requireData: true });
+    }, { otherMounts: [await ensureBackupsVolume(api, service.server.id)], requireData: true }));
   }
 
   async copy(source: ServiceSpec, copy: ServiceSpec): Promise<void> {
@@ -210,25 +207,38 @@ export class DockerDriver implements ServiceDriver {
     const { api } = this.options.engines.engineOf(service.server);
     const contract = await this.options.engines.contractOf(service.server);
     const { volume: current } = await readDockerState(this.options.db, this.options.secrets, service.id);
-    // 1. Everything that can be wrong with the backup is found before the service is touched.
-    const local = await localBackupFile(this.options.db, this.options.dataDir, { path: backup.path, sha256: backup.sha256 });
-    const compression = await verifyArchive(local, backup.sha256);
     const staged = dataVolumeName(service.id, generationOf(current) + 1);
-    // Resumed after a crash: the volume it was staging starts over, once the crashed attempt's helper has let go of it.
-    await removeAbandonedHelpers(api, service.id);
-    await removeVolume(api, staged);
-    await ensureVolume(api, staged, labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }));
-    try {
-      await this.putIntoVolume(api, contract, service, staged, unpackedTar(local, compression));
-      await this.verifyVolume(api, contract, service, staged);
-    } catch (error) {
-      // Nothing was touched; a half-written volume is not kept beside the service's data.
-      await removeVolume(api, staged).catch(() => undefined);
-      throw error;
-    }
-    // 2. Stopped, and the safety backup of exactly the data being replaced. A restore resumed
-    // after a crash may find the service stopped by its first attempt: it ran if it ran when asked.
+    const point = await restoreResumePoint(api, hooks, { current, staged });
+    // A restore resumed after a crash may find the service stopped by its first attempt: it ran if it ran when asked.
     const wasRunning = hooks.ranBefore || (await listServiceContainers(api, service.id)).some((container) => container.running);
+    if (point === 'lost') return failLostStaging((error) => this.startAgain(service, hooks, error), wasRunning);
+    if (point === 'start') {
+      // Resumed after its swap: the data it replaced is the generation before, unless a start on the restored data already dropped it.
+      const previous = dataVolumeName(service.id, generationOf(current) - 1);
+      const kept = (await listVolumes(api, { [LABEL.serviceId]: service.id, [LABEL.role]: 'data' })).includes(previous);
+      return this.runOnRestored(api, service, hooks, wasRunning, { restored: current, previous: kept ? previous : null });
+    }
+    if (point === 'stage') {
+      // 1. Everything that can be wrong with the backup is found before the service is touched.
+      const local = await localBackupFile(this.options.db, this.options.dataDir, { path: backup.path, sha256: backup.sha256 });
+      try {
+        const compression = await verifyArchive(local.path, backup.sha256);
+        // Resumed after a crash: the volume it was staging starts over, once the crashed attempt's helper has let go of it.
+        await removeAbandonedHelpers(api, service.id);
+        await removeVolume(api, staged);
+        await ensureVolume(api, staged, { ...labelsOf({ serviceId: service.id, serverId: service.server.id, role: 'data' }), ...stagedByLabel(hooks) });
+        await this.putIntoVolume(api, contract, service, staged, unpackedTar(local.path, compression));
+        await this.verifyVolume(api, contract, service, staged);
+      } catch (error) {
+        // Nothing was touched; a half-written volume is not kept beside the service's data.
+        await removeVolume(api, staged).catch(() => undefined);
+        throw error;
+      } finally {
+        // Staged: this node's copy of the backup has served (the engine keeps the backup).
+        local.release(true);
+      }
+    }
+    // 2. Stopped, and the safety backup of exactly the data being replaced.
     if (wasRunning) await this.stop(service);
     try {
       await hooks.beforeSwap({ hasData: true });
@@ -238,17 +248,24 @@ export class DockerDriver implements ServiceDriver {
     }
     // 3. The swap: one row names the new volume.
     await writeDockerState(this.options.db, this.options.secrets, service.id, { volume: staged });
+    return this.runOnRestored(api, service, hooks, wasRunning, { restored: staged, previous: current });
+  }
+
+  /** 4. After the swap: running again on the restored data if it ran, or back on the previous data (when still there) if that fails. */
+  private async runOnRestored(
+    api: DockerApi, service: ServiceSpec, hooks: StartHooks, wasRunning: boolean, volumes: { restored: string; previous: string | null },
+  ): Promise<RunningService | null> {
     if (!wasRunning) {
-      await this.dropOtherVolumes(api, service, staged);
+      await this.dropOtherVolumes(api, service, volumes.restored);
       return null;
     }
-    // 4. Running again on the restored data, or back on the old data.
     try {
       const running = await this.start(service, hooks);
-      await this.dropOtherVolumes(api, service, staged);
+      await this.dropOtherVolumes(api, service, volumes.restored);
       return running;
     } catch (error) {
-      await writeDockerState(this.options.db, this.options.secrets, service.id, { volume: current });
+      if (volumes.previous === null) throw error;
+      await writeDockerState(this.options.db, this.options.secrets, service.id, { volume: volumes.previous });
       await this.startAgain(service, hooks, error);
       throw new DriverError(`The service did not start on the restored data (${reasonOf(error)}), so its previous data was put back ` +
         'and it was started again. Nothing was restored.', false, { cause: error });

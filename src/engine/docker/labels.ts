@@ -19,6 +19,8 @@ export const LABEL = {
    * skips a migration that would change nothing.
    */
   schemaOf: 'io.teaminfra.schema-of',
+  /** On the volumes a restore staged: its operation's id, so that the restore resumed after a crash finds them (restore-resume.ts). */
+  stagedBy: 'io.teaminfra.staged-by',
 } as const;
 
 /** `front`: the container published on the service's port that forwards to its current revision (service-front.ts). */

@@ -12,6 +12,7 @@ import { startServe, type ServeProcess } from '../../support/cli.js';
 import { tempDataDir } from '../../support/fixtures.js';
 import { act, fetchText, send, waitForOperation } from '../support/engine-http.js';
 import { adminDockerTeam } from './support/docker-team.js';
+import { markOf, markVolume } from './support/volume-mark.js';
 import { containersOfServer, dockerAvailable, removeEverythingOf, testDockerApi, volumesOfServer } from './support/docker-engine.js';
 
 describe.runIf(dockerAvailable)('teaminfra serve killed in the middle of an operation on a Docker server', () => {
@@ -145,6 +146,34 @@ describe.runIf(dockerAvailable)('teaminfra serve killed in the middle of an oper
     expect(volumes.map((volume) => volume.Name)).toEqual([current.volume]);
     expect((await serviceContainers())[0]?.Labels['io.teaminfra.volume']).toBe(current.volume);
     expect(await helperContainers()).toEqual([]);
+  });
+
+  it('resumes a restore interrupted after its safety backup from there: no second staging, one safety backup, running on the staged data', async () => {
+    const [backupId] = [...completedBackups.keys()];
+    const safetyState = (operationId: string) => (db.sqlite.prepare("SELECT state FROM backups WHERE operation_id = ? AND kind = 'safety'")
+      .get(operationId) as { state: string } | undefined)?.state;
+    const dataVolumes = async () => (await volumesOfServer(api, serverId))
+      .filter((volume) => volume.Labels['io.teaminfra.service-id'] === serviceId && volume.Labels['io.teaminfra.role'] === 'data');
+    const operationId = await killDuring('POST', `/api/backups/${backupId}/restore`, async (id) => safetyState(id) === 'completed');
+    // The data the killed attempt staged (the newest generation), marked: a volume staged again would not have the mark.
+    const generation = (name: string) => Number(/-g(\d+)$/.exec(name)?.[1] ?? 0);
+    const staged = (await dataVolumes()).map((volume) => volume.Name).sort((a, b) => generation(b) - generation(a))[0] as string;
+    const { image } = db.sqlite.prepare('SELECT image FROM docker_servers WHERE server_id = ?').get(serverId) as { image: string };
+    const marked = { api, image, serverId, volume: staged };
+    await markVolume(marked, operationId);
+    const { operation, service } = await expectRecovered(operationId);
+    expect(operation.state, JSON.stringify(operation)).toBe('succeeded');
+    expect(service.state).toBe('running');
+    const safeties = db.sqlite.prepare("SELECT id FROM backups WHERE operation_id = ? AND kind = 'safety'").all(operationId) as { id: string }[];
+    expect(safeties).toHaveLength(1);
+    expect(operation.result).toEqual({ safety_backup_id: safeties[0]?.id });
+    await rememberBackup(safeties[0]?.id as string);
+    // The service runs on the very volume staged before the kill, not on one staged again.
+    const current = db.sqlite.prepare('SELECT volume FROM docker_services WHERE service_id = ?').get(serviceId) as { volume: string };
+    expect(current.volume).toBe(staged);
+    expect(await markOf(marked)).toBe(operationId);
+    expect((await dataVolumes()).map((volume) => volume.Name)).toEqual([staged]);
+    await expectNoBackupLost();
   });
 
   it('ends a restore interrupted during its safety backup, and the service still answers', async () => {

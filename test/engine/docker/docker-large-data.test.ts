@@ -3,7 +3,7 @@
 // download and a restore each finish and carry the data whole, and operations on the engine's
 // other services, asked while the copy runs, are not held up by it.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,9 +13,12 @@ import { getJson, type TestServer } from '../../support/fixtures.js';
 import { act, send, waitForOperation } from '../support/engine-http.js';
 import { dockerAvailable, removeEverythingOf, testDockerApi } from './support/docker-engine.js';
 import { startDockerTeam } from './support/docker-team.js';
+import { expectGone, nodeCopiesBytes, nodeCopyOf } from './support/node-backup-copies.js';
 import { digestOfDatabase, editServiceDatabase, growServiceDatabase, productsDigest, type VolumeOf } from './support/service-volume.js';
 
 const DATA_BYTES = 60_000_000;
+/** This node's copies of backups kept on the engine: room for one backup of this service, not two. */
+const CACHE_BYTES = 50 * 1024 * 1024;
 
 describe.runIf(dockerAvailable)('ERP services of 60 MB on a Docker server', () => {
   const api = testDockerApi();
@@ -51,7 +54,7 @@ describe.runIf(dockerAvailable)('ERP services of 60 MB on a Docker server', () =
 
   beforeAll(async () => {
     const team = await startDockerTeam({
-      engine: { startTimeoutMs: 30_000 }, mail: { host: '0.0.0.0', port: 0, maxMessageBytes: 1_000_000, maxEmailsPerCopy: 50 },
+      engine: { startTimeoutMs: 30_000, backupCacheBytes: CACHE_BYTES }, mail: { host: '0.0.0.0', port: 0, maxMessageBytes: 1_000_000, maxEmailsPerCopy: 50 },
     });
     ({ server, token } = team);
     await server.app.mailCatcher.start();
@@ -103,4 +106,33 @@ describe.runIf(dockerAvailable)('ERP services of 60 MB on a Docker server', () =
     const kept = await backupDigest(safety?.id as string);
     expect({ count: kept.count, sha256: kept.sha256 }).toEqual(changed);
   }, 240_000);
+
+  it('keeps this node\'s copies of its backups within the bound, lets one go once downloaded, and downloads any from the engine', async () => {
+    let largest = 0;
+    const sampler = setInterval(() => { largest = Math.max(largest, nodeCopiesBytes(server.dataDir)); }, 5);
+    const taken: { id: string; bytes: number }[] = [];
+    try {
+      for (let count = 0; count < 3; count++) {
+        const backup = await act(server.baseUrl, token, 'POST', `/api/service-erp/${services.big}/backups`);
+        expect(backup).toMatchObject({ state: 'succeeded' });
+        taken.push({ id: backup.backup_id, bytes: (await getJson(server.baseUrl, `/api/backups/${backup.backup_id}`, token)).body.size_bytes });
+        largest = Math.max(largest, nodeCopiesBytes(server.dataDir));
+      }
+      // Tens of MB each: the bound holds one, so each new one made room by letting the one before go.
+      for (const backup of taken) expect(backup.bytes).toBeGreaterThan(CACHE_BYTES / 3);
+      const [oldest, , newest] = taken.map((backup) => nodeCopyOf(server.dataDir, services.big, backup.id)) as [string, string, string];
+      expect([existsSync(oldest), existsSync(newest)]).toEqual([false, true]);
+      await backupDigest(taken[2]!.id);
+      await expectGone(newest);
+      // Twice, and the oldest: each fetched from the engine's backups volume, checked, and let go again.
+      await backupDigest(taken[2]!.id);
+      await backupDigest(taken[0]!.id);
+      await expectGone(newest);
+      await expectGone(oldest);
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(largest).toBeGreaterThan(CACHE_BYTES / 3);
+    expect(largest).toBeLessThanOrEqual(CACHE_BYTES);
+  }, 300_000);
 });

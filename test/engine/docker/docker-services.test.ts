@@ -3,7 +3,7 @@
 // in a labelled volume, reached at its published port; copies mail the catcher from their
 // container; backups are tars of the data kept on the engine; restores swap volumes.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -17,6 +17,7 @@ import { decompressedFile } from '../../../src/engine/backup-compression.js';
 import { getJson, insertCompletedBackup, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
 import { admin, runCli } from '../../support/cli.js';
 import { pruneBackups } from '../../../src/engine/backup-retention.js';
+import { singleFileTar } from '../../../src/engine/docker/archives.js';
 import { backupsMount } from '../../../src/engine/docker/backup-store.js';
 import { createHelper } from '../../../src/engine/docker/containers.js';
 import { DockerError } from '../../../src/engine/docker/docker-api.js';
@@ -27,6 +28,7 @@ import { copyForCredentials } from '../../../src/mail/mail-credentials.js';
 import { isSealed } from '../../../src/secrets/secret-box.js';
 import { act, fetchText, portOf, send, tryConnect } from '../support/engine-http.js';
 import { derivedImage } from './support/docker-team.js';
+import { expectGone, nodeCopyOf } from './support/node-backup-copies.js';
 import { containersOfServer, dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi, volumesOfServer } from './support/docker-engine.js';
 
 /** The files of a backup (a zstd-compressed tar), by name. */
@@ -95,6 +97,8 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
   afterAll(async () => {
     await server?.close();
     if (serverId) await removeEverythingOf(api, serverId);
+    // Made by the engine without our labels when the backups volume was lost (so unseen by removeEverythingOf).
+    if (serverId) await api.json('DELETE', `/volumes/teaminfra-backups-${serverId}`, { accept: [404] });
     await api.close();
   });
 
@@ -253,8 +257,15 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
 
   it('backup, download and restore: the data is really back, and a safety backup holds what was replaced', async () => {
     const first = await backupNow(serviceId);
+    // This node keeps a copy of a new backup (the default bound holds it), until it is downloaded.
+    const nodeCopy = nodeCopyOf(server.dataDir, serviceId, first);
+    expect(existsSync(nodeCopy)).toBe(true);
     const downloaded = await download(first);
     expect(downloaded.status).toBe(200);
+    await expectGone(nodeCopy);
+    // Downloaded again: fetched from the engine's backups volume, and let go again.
+    expect((await download(first)).bytes.equals(downloaded.bytes)).toBe(true);
+    await expectGone(nodeCopy);
     expect([downloaded.headers.get('content-type'), downloaded.headers.get('content-disposition')])
       .toEqual(['application/zstd', `attachment; filename="${first}.tar.zst"`]);
     const backup = await getJson(server.baseUrl, `/api/backups/${first}`, token);
@@ -273,6 +284,7 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     const backups = (await getJson(server.baseUrl, `/api/service-erp/${serviceId}/backups`, token)).body.data as { id: string; kind: string; state: string }[];
     const safety = backups.find((item) => item.kind === 'safety')?.id as string;
     expect(safety).toBeDefined();
+    expect(restored.result).toEqual({ safety_backup_id: safety });
     expect(outgoingMailRows((await filesOf((await download(safety)).bytes)).get('erp.sqlite') as Buffer)).toBe(1);
     // One data volume for the service: the restored one.
     const volumes = (await volumesOfServer(api, serverId)).filter((v) => v.Labels['io.teaminfra.service-id'] === serviceId);
@@ -288,9 +300,10 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     const before = await service(serviceId);
     const restored = await act(server.baseUrl, token, 'POST', `/api/backups/${backupId}/restore`);
     expect(restored.state).toBe('succeeded');
-    expect(createHash('sha256').update(readFileSync(cached)).digest('hex')).toBe((await getJson(server.baseUrl, `/api/backups/${backupId}`, token)).body.sha256);
     expect((await service(serviceId)).state).toBe('running');
     expect(before.state).toBe('running');
+    // Restored: this node's copy (the one fetched again) has served, and is let go.
+    expect(existsSync(cached)).toBe(false);
   });
 
   it('restores a backup taken before zstd, a gzip-compressed tar, and names and types its download as gzip', async () => {
@@ -300,7 +313,15 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     // As an earlier teaminfra kept it: a gzip tar, named .tar.gz on the engine and in this node's cache.
     const id = newId('bak');
     const gzipped = gzipSync(tar, { level: 1 });
-    writeFileSync(join(server.dataDir, 'backups', serviceId, `${id}.tar.gz`), gzipped);
+    const gzipFile = join(server.dataDir, 'backups', serviceId, `${id}.tar.gz`);
+    writeFileSync(gzipFile, gzipped);
+    const helper = await createHelper(api, { image, serviceId, serverId, mounts: [backupsMount(serverId)] });
+    try {
+      await api.upload('PUT', `/containers/${helper.id}/archive`, singleFileTar(`${serviceId}/${id}.tar.gz`, gzipFile, gzipped.length),
+        'application/x-tar', { query: { path: backupsMount(serverId).at } });
+    } finally {
+      await helper.remove();
+    }
     await insertCompletedBackup(server.app, {
       id, teamId: team.teamId, serviceId, filePath: (recentRow.file_path as string).replace(`${recent}.tar.zst`, `${id}.tar.gz`), bytes: gzipped,
     });
@@ -349,6 +370,16 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
       .toBe((await getJson(server.baseUrl, `/api/backups/${newer}`, token)).body.sha256);
     // No helper is left behind.
     expect((await containersOfServer(api, serverId)).filter((c) => c.Labels['io.teaminfra.role'] === 'helper')).toHaveLength(0);
+  });
+
+  it('a backup after the server\'s backups volume was removed makes it again with its labels, and downloads', async () => {
+    const volume = `teaminfra-backups-${serverId}`;
+    await api.json('DELETE', `/volumes/${volume}`);
+    const backupId = await backupNow(serviceId);
+    const made = await api.json<{ Labels: Record<string, string> | null }>('GET', `/volumes/${volume}`);
+    expect(made.Labels).toEqual({ 'io.teaminfra.server-id': serverId, 'io.teaminfra.role': 'backups' });
+    const downloaded = await download(backupId);
+    expect(createHash('sha256').update(downloaded.bytes).digest('hex')).toBe((await getJson(server.baseUrl, `/api/backups/${backupId}`, token)).body.sha256);
   });
 
   it('DELETE removes the service\'s containers and volumes and nothing else of the engine', async () => {

@@ -132,6 +132,7 @@ describe.runIf(dockerAvailable)('backups and restores of a Tryton service on a D
     const safeties = await server.app.db.kysely.selectFrom('backups').select('id').where('operation_id', '=', done.id).where('kind', '=', 'safety').execute();
     expect(safeties).toHaveLength(1);
     const safetyId = safeties[0]!.id;
+    expect(done.result).toEqual({ safety_backup_id: safetyId });
     const safety = (await call('GET', `/api/backups/${safetyId}`)).body;
     expect(safety).toMatchObject({ state: 'completed', kind: 'safety', service_id: serviceId });
     const safetyEntries = await archiveEntries((await download(safetyId)).bytes, join(scratch, 'safety.tar.zst'), (name) => name === 'database/tryton.dump');

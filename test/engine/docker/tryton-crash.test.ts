@@ -14,6 +14,7 @@ import { tempDataDir } from '../../support/fixtures.js';
 import { send } from '../support/engine-http.js';
 import { containersOfServer, dockerAvailable, networksOfServer, removeEverythingOf, testDockerApi, volumesOfServer } from './support/docker-engine.js';
 import { adminDockerTeam } from './support/docker-team.js';
+import { markOf, markVolume } from './support/volume-mark.js';
 import { createParty, partyNames, rpc, tryton, TRYTON_START_MS, trytonSession, waitForLongOperation } from './support/tryton-app.js';
 
 const SERVE_ENV = { TEAMINFRA_START_TIMEOUT_MS: '20000' };
@@ -117,6 +118,29 @@ describe.runIf(dockerAvailable)('teaminfra serve killed in the middle of a backu
     const suffix = generation ? `-g${generation}` : '';
     const volumes = (await volumesOfServer(api, serverId)).filter((each) => ofService(serviceId)(each.Labels)).map((each) => each.Name).sort();
     expect(volumes).toEqual([`teaminfra-data-${serviceId}-database${suffix}`, `teaminfra-data-${serviceId}-files${suffix}`]);
+  }, 2 * TRYTON_START_MS + 5 * 60_000);
+
+  it('resumes a restore interrupted once its safety backup was taken from there: one safety backup, the staged data kept, the backup\'s data', async () => {
+    const url = (await send(baseUrl(), 'GET', `/api/service-erp/${serviceId}`, token)).body.url;
+    await createParty(url, await trytonSession(url, 'admin', password), 'Added before the second restore');
+    const safetyState = (operationId: string) => (db.sqlite.prepare("SELECT state FROM backups WHERE operation_id = ? AND kind = 'safety'")
+      .get(operationId) as { state: string } | undefined)?.state;
+    const { id } = await killDuring('POST', `/api/backups/${backupId}/restore`, async (body) => safetyState(body.id) === 'completed');
+    // The database the killed attempt staged (the newest generation), marked: one staged again would not have the mark.
+    const generation = (name: string) => Number(/-g(\d+)$/.exec(name)?.[1] ?? 0);
+    const databases = (await volumesOfServer(api, serverId)).map((each) => each.Name).filter((name) => name.startsWith(`teaminfra-data-${serviceId}-database`));
+    const staged = databases.sort((a, b) => generation(b) - generation(a))[0] as string;
+    const marked = { api, image: tryton.containers[0]!.image, serverId, volume: staged };
+    await markVolume(marked, id);
+    const operation = await expectRecovered(id, [serviceId]);
+    expect(operation.state, JSON.stringify(operation)).toBe('succeeded');
+    expect((await send(baseUrl(), 'GET', `/api/service-erp/${serviceId}`, token)).body.state).toBe('running');
+    expect(await partiesOf(serviceId)).toEqual(['Acme Hosting']);
+    const safeties = db.sqlite.prepare("SELECT id, state FROM backups WHERE operation_id = ? AND kind = 'safety'").all(id);
+    expect(safeties).toEqual([{ id: operation.result.safety_backup_id, state: 'completed' }]);
+    const current = (db.sqlite.prepare('SELECT volume FROM docker_services WHERE service_id = ?').get(serviceId) as { volume: string }).volume;
+    expect(`${current.replace(/-g\d+$/, '')}-database-g${generation(current)}`).toBe(staged);
+    expect(await markOf(marked)).toBe(id);
   }, 2 * TRYTON_START_MS + 5 * 60_000);
 
   it('ends a copy interrupted while its data was being loaded: a copy with the parent\'s data and its jobs off, or a failure with a reason', async () => {
