@@ -84,7 +84,8 @@ export function piecesOf(search: string): string[] {
 
 /**
  * Writes the pieces of the given services' names (or, with no ids, of every service that has
- * none), as schema.sql does at start: for services inserted after it, in their own transaction.
+ * none), as schema.sql does when its statements run (schema.sql says when that is): for
+ * services inserted after it, in their own transaction.
  */
 export async function indexServiceNames(db: Kysely<Database> | Transaction<Database>, serviceIds?: string[]): Promise<void> {
   if (serviceIds !== undefined && serviceIds.length === 0) return;

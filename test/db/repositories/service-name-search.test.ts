@@ -78,7 +78,7 @@ describe('serviceIdsNamed', () => {
       .toEqual(expected('Customer 17').filter((id) => !shown.includes(id)));
   });
 
-  it('finds a service written by hand once its name is indexed, as every start does for the services that have none', async () => {
+  it('finds a service written by hand once its name is indexed, as schema.sql does for the services that have none', async () => {
     const db = test.db.kysely;
     const id = newId('svc');
     const now = nowIso();
