@@ -3,14 +3,12 @@
 // the token created with the service found is limited to exactly it.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId, nowIso } from '../../src/db/ids.js';
 import { insertServer } from '../../src/db/repositories/servers.js';
-import { indexServiceNames } from '../../src/db/repositories/service-name-search.js';
 import { insertTeam } from '../../src/db/repositories/teams.js';
-import type { Database } from '../../src/db/tables.js';
 import { CHOICE_MATCHES } from '../../src/panel/token-choices.js';
 import { clickAndLoad, launchHeadless, signInToPanel } from '../support/browser.js';
 import { getJson, seedMembers, startTestServer, type TestServer } from '../support/fixtures.js';
+import { insertManyServices } from '../support/many-services.js';
 
 const PASSWORD = 'search-test-password';
 const SERVICES = 10_000;
@@ -25,16 +23,7 @@ describe('the token form\'s service search in headless Chromium', () => {
     const db = server.app.db.kysely;
     const teamId = await insertTeam(db, { name: 'Hosting company', plan: 'business', timezone: 'UTC' });
     const serverId = await insertServer(db, { teamId, name: 'host-1' });
-    const now = nowIso();
-    serviceIds = Array.from({ length: SERVICES }, () => newId('svc'));
-    const rows: Database['erp_services'][] = serviceIds.map((id, i) => ({
-      id, team_id: teamId, server_id: serverId, parent_id: null, name: `Customer ${i + 1} ERP`, state: 'stopped', revision: 1, port: null,
-      pid: null, outgoing_smtp: null, mail_username: null, mail_password_hash: null, state_reason: null, created_at: now, updated_at: now, deleted_at: null, published_host: null, app: null,
-    }));
-    await db.transaction().execute(async (trx) => {
-      for (let start = 0; start < rows.length; start += 500) await trx.insertInto('erp_services').values(rows.slice(start, start + 500)).execute();
-      await indexServiceNames(trx);
-    });
+    serviceIds = await insertManyServices(db, teamId, serverId, Array.from({ length: SERVICES }, (_, i) => `Customer ${i + 1} ERP`));
     await seedMembers(server.app, teamId, PASSWORD, ['owner']);
     browser = await launchHeadless();
   }, 120_000);
