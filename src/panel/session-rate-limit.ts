@@ -1,0 +1,26 @@
+// Panel requests are rate limited per session, as API requests are per token and with the same
+// budget (TEAMINFRA_RATE_LIMIT, 600 a minute): one member's burst (a script, a stuck tab) must
+// not slow every other team's pages (issue 37). Counted before any lookup, by the hash of the
+// session cookie (the client address without one), so a flood costs no query; past the budget
+// the answer is 429 with Retry-After and a page that says how long to wait.
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { RateLimiter, type RateLimitConfig } from '../channel-neutral/rate-limit.js';
+import { html } from './html.js';
+import { page, sendPage } from './layout.js';
+import { SESSION_COOKIE } from './session-guard.js';
+
+/** Registers the limit on every request of the panel's scope (after the cookie plugin, which parses the cookie). */
+export function limitEachSession(panel: FastifyInstance, config: RateLimitConfig): void {
+  const limiter = new RateLimiter(config, 'per-session');
+  panel.addHook('onRequest', async (request, reply) => {
+    const session = request.cookies[SESSION_COOKIE];
+    const decision = limiter.take(session ? `session:${createHash('sha256').update(session).digest('hex')}` : `ip:${request.ip}`);
+    void reply.header('RateLimit-Policy', decision.policyHeader).header('RateLimit', decision.limitHeader);
+    if (decision.allowed) return;
+    void reply.header('Retry-After', String(decision.resetSeconds));
+    return sendPage(reply, page('Too many requests', html`<p class="error">${session ? 'This session' : 'This address'} sent more than ${config.limit} requests in
+${config.windowSeconds} seconds, the most the panel answers. Wait ${decision.resetSeconds} ${decision.resetSeconds === 1 ? 'second' : 'seconds'},
+then reload the page.</p>`), 429);
+  });
+}
