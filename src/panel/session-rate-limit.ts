@@ -3,12 +3,18 @@
 // not slow every other team's pages (issue 37). Counted before any lookup, by the hash of the
 // session cookie (the client address without one), so a flood costs no query; past the budget
 // the answer is 429 with Retry-After and a page that says how long to wait.
+// A refusal is held for REFUSAL_DELAY_MS before it is sent: a script that sends its next request
+// as soon as the last is answered (the review's kept 40 in flight) otherwise gets thousands of
+// cheap refusals a second, which still hold up every other team's pages on the one event loop;
+// held, it sends 40 a second. A browser past the budget only waits a second longer for the page.
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { RateLimiter, type RateLimitConfig } from '../channel-neutral/rate-limit.js';
 import { html } from './html.js';
 import { page, sendPage } from './layout.js';
 import { SESSION_COOKIE } from './session-guard.js';
+
+const REFUSAL_DELAY_MS = 1_000;
 
 /** Registers the limit on every request of the panel's scope (after the cookie plugin, which parses the cookie). */
 export function limitEachSession(panel: FastifyInstance, config: RateLimitConfig): void {
@@ -18,9 +24,11 @@ export function limitEachSession(panel: FastifyInstance, config: RateLimitConfig
     const decision = limiter.take(session ? `session:${createHash('sha256').update(session).digest('hex')}` : `ip:${request.ip}`);
     void reply.header('RateLimit-Policy', decision.policyHeader).header('RateLimit', decision.limitHeader);
     if (decision.allowed) return;
-    void reply.header('Retry-After', String(decision.resetSeconds));
+    await new Promise((resolve) => setTimeout(resolve, REFUSAL_DELAY_MS));
+    const waitSeconds = Math.max(1, decision.resetSeconds - REFUSAL_DELAY_MS / 1000);
+    void reply.header('Retry-After', String(waitSeconds));
     return sendPage(reply, page('Too many requests', html`<p class="error">${session ? 'This session' : 'This address'} sent more than ${config.limit} requests in
-${config.windowSeconds} seconds, the most the panel answers. Wait ${decision.resetSeconds} ${decision.resetSeconds === 1 ? 'second' : 'seconds'},
+${config.windowSeconds} seconds, the most the panel answers. Wait ${waitSeconds} ${waitSeconds === 1 ? 'second' : 'seconds'},
 then reload the page.</p>`), 429);
   });
 }

@@ -59,9 +59,13 @@ describe('the panel rate limit per session', () => {
     expect(refused?.headers.get('content-type')).toMatch(/^text\/html/);
     expect(refused?.text).toContain('<title>Too many requests · teaminfra</title>');
     expect(refused?.text).toMatch(/This session sent more than 600 requests in\s+60 seconds, the most the panel answers\. Wait \d+ seconds?,\s+then reload the page\./);
+    expect(refused?.text).toContain(`Wait ${refused?.headers.get('retry-after')} second`);
 
-    // The busy session stays refused for the rest of the window, whatever page it asks...
+    // The busy session stays refused for the rest of the window, whatever page it asks, each
+    // refusal held a second (a script in a loop then sends one request a second per connection)...
+    const started = Date.now();
     expect((await flooder.request('GET', '/panel')).status).toBe(429);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     // ...and the other team's member is answered as before, with a budget of its own.
     const overview = await neighbour.request('GET', '/panel');
     expect(overview.status).toBe(200);
