@@ -1,7 +1,8 @@
 // The panel's rate limit per session, from outside: a real server with the default budget (the
 // API's per token, TEAMINFRA_RATE_LIMIT unset), two teams' members signed in through the form.
 // One member's burst is answered 429 with Retry-After and a page that says how long to wait,
-// while the other team's member is still answered (issue 37).
+// while the other team's member is still answered (issue 37). The burst's 600 answered requests
+// also pass through the session's turns (session-turns.ts): a turn never handed on would hang it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/password.js';
 import { rateLimitFromEnv } from '../../src/channel-neutral/rate-limit.js';
