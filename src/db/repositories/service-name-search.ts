@@ -10,9 +10,9 @@
 // matches are common too, and a walk of the team's names in id order meets a page of them early:
 // that walk is the old way, kept for those searches. A search that no piece serves and whose
 // matches are rare (two characters no name holds, or pieces each common but a whole that is
-// rare) would walk all of the team's names, 10 to 20 ms at 10,000, as often as one cares to ask
-// (issue 37): so one search reads at most WALK_LIMIT names, and says where it stopped
-// (`searchedTo`), from where the next search of the same words goes on.
+// rare) would walk all of the team's names as often as one cares to ask (10 to 20 ms at 10,000
+// in the review of issue 37): so one search reads at most WALK_LIMIT names, and says where it
+// stopped (`searchedTo`), from where the next search of the same words goes on.
 import type { Kysely, SelectQueryBuilder, Transaction } from 'kysely';
 import { sql } from '../kysely-runtime.js';
 import type { Database } from '../tables.js';
