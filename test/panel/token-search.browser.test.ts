@@ -63,4 +63,19 @@ describe('the token form\'s service search in headless Chromium', () => {
     expect(await page.locator('tr', { hasText: 'Customer 7345 dashboard' }).textContent()).toContain('Only ERP services: Customer 7345 ERP');
     await page.context().close();
   });
+
+  it('says to type more of the name while a search stopped before reading every name, and no more once one did not', async () => {
+    const page = await signInToPanel(browser, server.baseUrl, 'owner@example.com', PASSWORD);
+    await page.goto(`${server.baseUrl}/panel/developer/api-tokens/new`);
+    const stopped = page.locator('[data-choices-stopped=services]');
+    expect(await stopped.isVisible()).toBe(false);
+    // Two characters no name holds: the walk reads 1,000 of the 10,000 names and stops (issue 37).
+    await page.fill('input[name=service_search]', 'zq');
+    await stopped.waitFor({ state: 'visible' });
+    expect(await page.locator('[data-choices-list=services] label').count()).toBe(0);
+    await page.fill('input[name=service_search]', 'customer 9999 erp');
+    await stopped.waitFor({ state: 'hidden' });
+    expect(await page.locator('[data-choices-list=services] label').allTextContents()).toEqual([' Customer 9999 ERP']);
+    await page.context().close();
+  });
 });
