@@ -586,7 +586,11 @@ CREATE TABLE IF NOT EXISTS service_name_grams (
   PRIMARY KEY (team_id, gram, service_id)
 );
 CREATE INDEX IF NOT EXISTS service_name_grams_service ON service_name_grams (service_id);
--- The pieces of services made before this table existed (or inserted by hand), once.
+-- The pieces of services made before this table existed. A service inserted by hand (not by
+-- insertService) gets its pieces only when these statements run again: at every start on
+-- PostgreSQL, but on SQLite only at a start that finds another schema.sql's fingerprint
+-- (src/db/apply-schema.ts); until then a search of three characters or more does not find it.
+-- indexServiceNames() with no ids writes them at once.
 INSERT INTO service_name_grams (team_id, gram, service_id)
 SELECT s.team_id, lower(substr(s.name, p.n, 3)), s.id FROM erp_services s JOIN name_positions p ON p.n <= length(s.name) - 2
 WHERE NOT EXISTS (SELECT 1 FROM service_name_grams g WHERE g.service_id = s.id) ON CONFLICT DO NOTHING;

@@ -7,6 +7,10 @@
 // HTML. API lists ask for pages of 20, full at both sizes, so that the ratio is the team's size
 // and not the page's. Then panel pages and API calls are mixed under load (10 connections) and each server
 // reports its event loop's delay (perf_hooks.monitorEventLoopDelay): p99 at 10,000 beside 20.
+// Last (issue 37), a flood at 10,000, from a server with the default rate limit: one session
+// keeps FLOOD_CONNECTIONS requests in flight, each a search that no name holds (`%_`, which
+// walked every name of the team), while a member of another team opens its Overview every 50 ms,
+// one request at a time; that member's p99 under the flood is compared with its p99 before it.
 import autocannon from 'autocannon';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,10 +20,20 @@ import { seedScale, type ScaleFixture } from './support/scale-seed.js';
 import { envNumber } from './support/settings.js';
 
 const SIZES = [20, 10_000] as const;
+/** A search no name holds: two characters (so no three-character piece to start from), and LIKE's wildcards. */
+const CRAFTED_SEARCH = '%_';
+const FLOOD_CONNECTIONS = 40;
+const NEIGHBOUR_PACE_MS = 50;
 const MAX_RATIO = 3;
 const MAX_HTML_BYTES = 200 * 1024;
 
-interface Endpoint { name: string; panel: boolean; request(f: Side): { path: string; method?: string; headers: Record<string, string>; body?: string } }
+interface Endpoint {
+  name: string;
+  panel: boolean;
+  /** Its answer must name the fixture's searched service (a search that finds it). */
+  findsSearched?: boolean;
+  request(f: Side): { path: string; method?: string; headers: Record<string, string>; body?: string };
+}
 interface Side { size: number; fixture: ScaleFixture; server: ChildServer; nextPage: string; csrf: string }
 interface EventLoopDelay { p50Ms: number; p99Ms: number; maxMs: number; meanMs: number }
 
@@ -32,13 +46,15 @@ const apiGet = (name: string, path: (f: Side) => string, token: (f: ScaleFixture
 const ENDPOINTS: Endpoint[] = [
   panelGet('panel Overview', () => '/panel'),
   panelGet('panel Overview, next page', (f) => f.nextPage),
-  panelGet('panel Overview, search by name', (f) => `/panel?q=${encodeURIComponent(f.fixture.searchedName)}`),
+  { ...panelGet('panel Overview, search by name', (f) => `/panel?q=${encodeURIComponent(f.fixture.searchedName)}`), findsSearched: true },
+  panelGet('panel Overview, search no name holds (%_)', () => `/panel?q=${encodeURIComponent(CRAFTED_SEARCH)}`),
   panelGet('panel API Tokens list', () => '/panel/developer/api-tokens'),
   panelGet('panel create-token form', () => '/panel/developer/api-tokens/new'),
   panelGet('panel edit-access form', (f) => `/panel/developer/api-tokens/${f.fixture.editTokenId}/edit`),
-  panelGet('panel token form search (JSON)', (f) => `/panel/token-choices/services?q=${encodeURIComponent(f.fixture.searchedName)}`),
+  { ...panelGet('panel token form search (JSON)', (f) => `/panel/token-choices/services?q=${encodeURIComponent(f.fixture.searchedName)}`), findsSearched: true },
+  panelGet('panel token form search no name holds (JSON, %_)', () => `/panel/token-choices/services?q=${encodeURIComponent(CRAFTED_SEARCH)}`),
   {
-    name: 'panel create-token form, sent with "Find"', panel: true, request: (f) => ({
+    name: 'panel create-token form, sent with "Find"', panel: true, findsSearched: true, request: (f) => ({
       path: '/panel/developer/api-tokens', method: 'POST',
       headers: { ...cookie(f), 'content-type': 'application/x-www-form-urlencoded', origin: f.server.url },
       body: new URLSearchParams({ _csrf: f.csrf, name: 'x', find: 'services', service_search: f.fixture.searchedName, restrict_services: 'on', services: f.fixture.serviceId }).toString(),
@@ -70,6 +86,52 @@ async function call(side: Side, endpoint: Endpoint): Promise<{ ms: number; statu
 
 const median = (values: number[]) => { const sorted = [...values].sort((a, b) => a - b); return sorted[Math.floor(sorted.length / 2)] ?? NaN; };
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+interface FloodFigures { quietP50Ms: number; quietP99Ms: number; floodedP50Ms: number; floodedP99Ms: number; floodRequests: number; flood2xx: number; flood429: number }
+
+/**
+ * The neighbour's Overview, one request every NEIGHBOUR_PACE_MS (a person's pace, well within
+ * its own session's budget) for `seconds`: its latencies in ms.
+ */
+async function neighbourLatencies(url: string, cookieValue: string, seconds: number): Promise<number[]> {
+  const latencies: number[] = [];
+  const begun = performance.now();
+  for (let sent = 0; performance.now() - begun < seconds * 1000; sent++) {
+    const wait = begun + sent * NEIGHBOUR_PACE_MS - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const started = performance.now();
+    const response = await fetch(`${url}/panel`, { headers: { cookie: `teaminfra_session=${cookieValue}` }, redirect: 'manual' });
+    await response.text();
+    if (response.status !== 200) throw new Error(`the neighbour's Overview answered ${response.status} during the flood`);
+    latencies.push(performance.now() - started);
+  }
+  return latencies;
+}
+
+const percentile = (values: number[], p: number) => { const sorted = [...values].sort((a, b) => a - b); return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN; };
+
+/** One session floods the server with searches that no name holds while another team's member reads its Overview. */
+async function flood(dataDir: string, fixture: ScaleFixture, seconds: number): Promise<FloodFigures> {
+  const server = await startChildServer('panel-scale.js', [dataDir, 'default-rate-limit']);
+  try {
+    await neighbourLatencies(server.url, fixture.neighbourCookie, 1);
+    const quiet = await neighbourLatencies(server.url, fixture.neighbourCookie, seconds);
+    const statuses = new Map<number, number>();
+    const load = autocannon({
+      url: server.url, connections: FLOOD_CONNECTIONS, duration: seconds + 1,
+      requests: [{ method: 'GET', path: `/panel?q=${encodeURIComponent(CRAFTED_SEARCH)}`, headers: { cookie: `teaminfra_session=${fixture.ownerCookie}` } }],
+    });
+    load.on('response', (_client: unknown, status: number) => statuses.set(status, (statuses.get(status) ?? 0) + 1));
+    const flooded = await neighbourLatencies(server.url, fixture.neighbourCookie, seconds);
+    const result = await load;
+    return {
+      quietP50Ms: percentile(quiet, 50), quietP99Ms: percentile(quiet, 99), floodedP50Ms: percentile(flooded, 50), floodedP99Ms: percentile(flooded, 99),
+      floodRequests: result.requests.total, flood2xx: statuses.get(200) ?? 0, flood429: statuses.get(429) ?? 0,
+    };
+  } finally {
+    await server.stop();
+  }
+}
 
 async function mixedLoad(side: Side, seconds: number): Promise<EventLoopDelay & { requests: number; non2xx: number }> {
   const requests = ENDPOINTS.filter((endpoint) => !endpoint.request(side).method).map((endpoint) => {
@@ -109,7 +171,7 @@ export default async function panelScaleBench() {
       for (const side of sides) {
         const answer = await call(side, endpoint);
         if (answer.status !== 200) problems.push(`${endpoint.name} at ${side.size}: ${answer.status}`);
-        if (endpoint.name.includes('search') && !answer.text.includes(side.fixture.searchedName)) problems.push(`${endpoint.name} at ${side.size}: the searched service is missing`);
+        if (endpoint.findsSearched && !answer.text.includes(side.fixture.searchedName)) problems.push(`${endpoint.name} at ${side.size}: the searched service is missing`);
         bytes.set(endpoint.name, [...(bytes.get(endpoint.name) ?? []), answer.bytes]);
       }
     }
@@ -135,6 +197,10 @@ export default async function panelScaleBench() {
     });
     const delays = [];
     for (const side of sides) delays.push({ size: side.size, ...(await mixedLoad(side, loadSeconds)) });
+    // The flood runs on a server of its own over the same data, with the default rate limit.
+    const largest = sides.at(-1)!;
+    await largest.server.stop();
+    const flooded = await flood(dirs.at(-1)!, largest.fixture, loadSeconds);
 
     console.log(`\none request at a time, ${rounds} round(s) of ${perRound} per size; p50 in ms`);
     console.log(`${'page or endpoint'.padEnd(48)}${'at 20'.padStart(8)}${'at 10k'.padStart(8)}${'ratio'.padStart(7)}${'KB at 20'.padStart(10)}${'KB at 10k'.padStart(10)}`);
@@ -147,14 +213,21 @@ export default async function panelScaleBench() {
       console.log(`  ${String(delay.size).padStart(6)} services: p50 ${fixed(delay.p50Ms)}  p99 ${fixed(delay.p99Ms)}  max ${fixed(delay.maxMs)}  ` +
         `(${delay.requests} requests, ${delay.non2xx} not 2xx)`);
     }
+    console.log(`\nflood at ${largest.size} (default rate limit): one session with ${FLOOD_CONNECTIONS} searches for "${CRAFTED_SEARCH}" in flight, ` +
+      `${flooded.floodRequests} requests (${flooded.flood2xx} answered 200, ${flooded.flood429} 429)`);
+    console.log(`  another team's Overview, one every ${NEIGHBOUR_PACE_MS} ms: p50 ${fixed(flooded.quietP50Ms)} p99 ${fixed(flooded.quietP99Ms)} ms before, ` +
+      `p50 ${fixed(flooded.floodedP50Ms)} p99 ${fixed(flooded.floodedP99Ms)} ms during the flood (p99 ${fixed(flooded.floodedP99Ms / flooded.quietP99Ms)}x)`);
     const met = problems.length === 0 && rows.every((row) => row.withinRatio && row.withinSize) && delays.every((delay) => delay.non2xx === 0);
     console.log(`targets (each at 10,000 within ${MAX_RATIO}x of 20, panel pages <= ${MAX_HTML_BYTES / 1024} KB): ${met ? 'met' : 'NOT met'}`);
     for (const problem of problems) console.log(`problem: ${problem}`);
     const worst = rows.reduce((a, b) => (b.ratio > a.ratio ? b : a));
     return {
       seeded: Object.fromEntries(sides.map((side) => [side.size, side.fixture.counts])),
-      rows, eventLoop: delays, problems,
-      ratios: { worstRatio: worst.ratio, eventLoopP99At20: delays[0]!.p99Ms, eventLoopP99At10000: delays[1]!.p99Ms },
+      rows, eventLoop: delays, flood: flooded, problems,
+      ratios: {
+        worstRatio: worst.ratio, eventLoopP99At20: delays[0]!.p99Ms, eventLoopP99At10000: delays[1]!.p99Ms,
+        neighbourP99UnderFlood: flooded.floodedP99Ms / flooded.quietP99Ms,
+      },
       target: { maxRatio: MAX_RATIO, maxHtmlBytes: MAX_HTML_BYTES, met },
     };
   } finally {

@@ -14,6 +14,8 @@ export interface ScaleFixture {
   services: number;
   /** The owner's panel session cookie value. */
   ownerCookie: string;
+  /** A member of another, small team (20 services): whose answers a flood from the owner must not hold up. */
+  neighbourCookie: string;
   /** Full access. */
   fullToken: string;
   /** Limited to two services (and their copies), services:read. */
@@ -100,9 +102,20 @@ export async function seedScale(dataDir: string, services: number): Promise<Scal
     sqlite.pragma('wal_checkpoint(TRUNCATE)');
 
     const ownerCookie = await createSession(db, ownerId, teamId);
+    const neighbourTeamId = await insertTeam(db, { name: 'Neighbour', plan: 'business', timezone: 'UTC' });
+    const neighbourId = await upsertMember(db, { teamId: neighbourTeamId, email: 'member@neighbour.example', role: 'member', passwordHash: null });
+    sqlite.transaction(() => {
+      const server = newId('srv');
+      sqlite.prepare('INSERT INTO servers (id, team_id, name, capacity, state, created_at) VALUES (?, ?, \'neighbour-host\', 200, \'ready\', ?)').run(server, neighbourTeamId, now);
+      const service = sqlite.prepare(`INSERT INTO erp_services (id, team_id, server_id, parent_id, name, state, revision, created_at, updated_at)
+        VALUES (?, ?, ?, NULL, ?, 'running', 1, ?, ?)`);
+      for (let i = 0; i < 20; i++) service.run(newId('svc'), neighbourTeamId, server, `Neighbour ${i + 1} ERP`, now, now);
+    })();
+    await indexServiceNames(db);
+    const neighbourCookie = await createSession(db, neighbourId, neighbourTeamId);
     const searchedIndex = Math.floor(services * 0.73) - (Math.floor(services * 0.73) % 10);
     return {
-      services, ownerCookie, fullToken: full.value, restrictedToken: restricted.value, requesterToken: requester.value, editTokenId: restricted.id,
+      services, ownerCookie, neighbourCookie, fullToken: full.value, restrictedToken: restricted.value, requesterToken: requester.value, editTokenId: restricted.id,
       serviceId: serviceIds[0]!, searchedName: `Customer ${searchedIndex + 1} ERP`,
       seconds: (performance.now() - started) / 1000,
       counts: { servers: serverIds.length, services, copies: copyIds.length, tokens: 30, operations, audit, events },

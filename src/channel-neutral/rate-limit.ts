@@ -1,6 +1,7 @@
 // A per-token fixed-window rate limit, keyed by the hash of the presented bearer (or the
 // client address when there is none), so floods of bad tokens are limited before any lookup.
-// Headers follow draft-ietf-httpapi-ratelimit-headers: RateLimit-Policy and RateLimit.
+// The panel keeps one of its own per session (src/panel/session-rate-limit.ts), its policy
+// named "per-session". Headers follow draft-ietf-httpapi-ratelimit-headers: RateLimit-Policy and RateLimit.
 import { hashTokenValue } from '../auth/token-format.js';
 import { AppError } from '../core/errors.js';
 
@@ -28,8 +29,8 @@ export class RateLimiter {
   private counts = new Map<string, number>();
   private readonly policyHeader: string;
 
-  constructor(private readonly config: RateLimitConfig) {
-    this.policyHeader = `"per-token";q=${config.limit};w=${config.windowSeconds}`;
+  constructor(private readonly config: RateLimitConfig, private readonly policyName = 'per-token') {
+    this.policyHeader = `"${policyName}";q=${config.limit};w=${config.windowSeconds}`;
   }
 
   /**
@@ -67,7 +68,7 @@ export class RateLimiter {
       remaining,
       resetSeconds,
       policyHeader: this.policyHeader,
-      limitHeader: `"per-token";r=${remaining};t=${resetSeconds}`,
+      limitHeader: `"${this.policyName}";r=${remaining};t=${resetSeconds}`,
     };
   }
 }

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { App } from '../app.js';
 import { countPendingDecisions } from '../db/repositories/decisions.js';
 import { searchTerm } from '../db/repositories/name-search.js';
+import { WALK_LIMIT } from '../db/repositories/service-name-search.js';
 import {
   copiesOfServices, countServicesByState, listServersPage, listTopLevelServicesPage, type OverviewService,
 } from '../db/repositories/service-overview.js';
@@ -37,7 +38,7 @@ export function registerOverview(server: FastifyInstance, app: App): void {
     const search = searchTerm(request.query.q);
     const after = cursorId(request.query.after);
     const serversAfter = cursorId(request.query.servers_after);
-    const [pendingDecisions, counts, serviceRows, serverRows] = await Promise.all([
+    const [pendingDecisions, counts, { services: serviceRows, searchedTo }, serverRows] = await Promise.all([
       countPendingDecisions(db, teamId, nowIso()),
       countServicesByState(db, teamId),
       listTopLevelServicesPage(db, teamId, { afterId: after, search, limit: OVERVIEW_PAGE_SIZE }),
@@ -47,7 +48,9 @@ export function registerOverview(server: FastifyInstance, app: App): void {
     const servers = serverRows.slice(0, SERVERS_PAGE_SIZE);
     const copies = await copiesOfServices(db, services.map((service) => service.id), COPIES_SHOWN);
     const link = (params: OverviewQuery) => `/panel?${new URLSearchParams(Object.entries(params).filter(([, v]) => v) as [string, string][])}`;
-    const nextServices = serviceRows.length > OVERVIEW_PAGE_SIZE ? link({ q: search, after: services.at(-1)?.id, servers_after: serversAfter }) : null;
+    // A search that stopped before the team's end (service-name-search.ts) goes on from where it stopped.
+    const nextServices = serviceRows.length > OVERVIEW_PAGE_SIZE ? link({ q: search, after: services.at(-1)?.id, servers_after: serversAfter })
+      : searchedTo ? link({ q: search, after: searchedTo, servers_after: serversAfter }) : null;
     const nextServers = serverRows.length > SERVERS_PAGE_SIZE ? link({ q: search, after, servers_after: servers.at(-1)?.id }) : null;
     const total = [...counts.values()].reduce((sum, count) => sum + count, 0);
     // Owners and admins change backup schedules (backup-schedule-page.ts); members see no link to a page they cannot open.
@@ -63,7 +66,10 @@ export function registerOverview(server: FastifyInstance, app: App): void {
   <label>Find a service by name <input type="search" name="q" value="${search}" maxlength="100"></label>
   <button type="submit">Search</button>${search ? html` <a href="/panel">Show all</a>` : ''}
 </form>
-${services.length === 0 ? html`<p class="muted">${search ? 'No ERP service has a name containing that.' : after ? 'No more ERP services.' : 'No ERP services yet.'}</p>` : html`
+${searchedTo ? html`<p class="notice search-stopped">A search like this one reads ${WALK_LIMIT.toLocaleString('en')} ERP services at a time:
+  <a href="${nextServices}">search the next ${WALK_LIMIT.toLocaleString('en')}</a>, or type more of the name.</p>` : ''}
+${services.length === 0 ? html`<p class="muted">${search ? (searchedTo ? `None of ${after ? 'the next' : 'the first'} ${WALK_LIMIT.toLocaleString('en')} ERP services has a name containing that.`
+      : 'No ERP service has a name containing that.') : after ? 'No more ERP services.' : 'No ERP services yet.'}</p>` : html`
 <table>
   <thead><tr><th>Name</th><th>State</th><th>Revision</th><th>Server</th><th>Id</th></tr></thead>
   <tbody>

@@ -24,6 +24,7 @@ import { registerWebhooksPage } from './webhooks-page.js';
 import { refuseCrossSite } from './same-origin.js';
 import { PanelRefusal, sendRefusal } from './session-guard.js';
 import { registerSignIn } from './sign-in.js';
+import { limitEachSession } from './session-rate-limit.js';
 
 const ASSET_TYPES: Record<string, string> = { 'panel.css': 'text/css; charset=utf-8', 'panel.js': 'text/javascript; charset=utf-8' };
 
@@ -34,6 +35,8 @@ export async function registerPanel(server: FastifyInstance, app: App, oauth: OA
   await server.register(async (panel) => {
     await panel.register(fastifyCookie);
     await panel.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
+    // First of all: a session past its budget is answered before anything is read (session-rate-limit.ts).
+    limitEachSession(panel, app.config.rateLimit);
     // Before the body is read: a form posted from another site changes nothing (same-origin.ts).
     panel.addHook('onRequest', async (request) => refuseCrossSite(request, app.publicUrl));
     panel.setErrorHandler((error, request, reply) => {

@@ -22,19 +22,27 @@ const asList = (value: string | string[] | undefined): string[] => (value === un
 /** More ids than any form offers are not looked up: the check below then names them unknown. */
 const bounded = (ids: string[]) => [...new Set(ids)].slice(0, 1000);
 
-/** Services that are no copy, live, of the team: the ones with these ids, or the first matching a search. */
-async function findServices(db: Kysely<Database>, teamId: string, by: { ids: string[] } | { search: string; excluding: string[] }): Promise<ServiceChoice[]> {
+/**
+ * Services that are no copy, live, of the team: the ones with these ids, or the first matching a
+ * search, and whether that search read every name (service-name-search.ts stops a long walk).
+ */
+async function findServices(
+  db: Kysely<Database>, teamId: string, by: { ids: string[] } | { search: string; excluding: string[] },
+): Promise<{ services: ServiceChoice[]; searchedAll: boolean }> {
   let rows: { id: string; name: string }[];
+  let searchedAll = true;
   if ('ids' in by) {
-    if (by.ids.length === 0) return [];
+    if (by.ids.length === 0) return { services: [], searchedAll };
     rows = await db.selectFrom('erp_services').select(['id', 'name'])
       .where('team_id', '=', teamId).where('parent_id', 'is', null).where('deleted_at', 'is', null)
       .where('id', 'in', by.ids).orderBy('id').execute();
   } else {
-    rows = await servicesNamed(db, { teamId, search: by.search, excluding: by.excluding, limit: CHOICE_MATCHES });
+    const found = await servicesNamed(db, { teamId, search: by.search, excluding: by.excluding, limit: CHOICE_MATCHES });
+    rows = found.services;
+    searchedAll = found.searchedTo === undefined;
   }
   const copies = await countCopies(db, rows.map((row) => row.id));
-  return rows.map((row) => ({ ...row, copies: copies.get(row.id) ?? 0 }));
+  return { services: rows.map((row) => ({ ...row, copies: copies.get(row.id) ?? 0 })), searchedAll };
 }
 
 async function countCopies(db: Kysely<Database>, parentIds: string[]): Promise<Map<string, number>> {
@@ -67,7 +75,10 @@ export async function tokenChoices(db: Kysely<Database>, teamId: string, values:
     findServers(db, teamId, { ids: chosenServerIds }),
     findServers(db, teamId, { search: searchTerm(values.server_search), excluding: chosenServerIds }),
   ]);
-  return { services: [...chosenServices, ...matchingServices], servers: [...chosenServers, ...matchingServers] };
+  return {
+    services: [...chosenServices.services, ...matchingServices.services], servicesSearchedAll: matchingServices.searchedAll,
+    servers: [...chosenServers, ...matchingServers],
+  };
 }
 
 /** Which of the submitted ids are this team's: one query by key for each kind, for parseTokenForm. */
@@ -96,8 +107,9 @@ export async function choiceNames(db: Kysely<Database>, teamId: string, serviceI
 }
 
 /**
- * The search field's questions: JSON `{ matches: [{ id, name, copies? }] }`, at most
- * CHOICE_MATCHES, for any member signed in to the team (the Overview shows them the same names).
+ * The search field's questions: JSON `{ matches: [{ id, name, copies? }], searched_all }`, at most
+ * CHOICE_MATCHES, for any member signed in to the team (the Overview shows them the same names);
+ * `searched_all` is false when a search of services stopped before it read every name.
  * A read, so no CSRF token; the panel's same-origin hook and the session cookie still apply.
  */
 export function registerTokenChoices(server: FastifyInstance, app: App): void {
@@ -106,8 +118,11 @@ export function registerTokenChoices(server: FastifyInstance, app: App): void {
     const session = await requireTeamSession(db, request, reply);
     if (!session) return reply;
     const by = { search: searchTerm(request.query.q), excluding: [] };
-    if (request.params.kind === 'services') return reply.header('Cache-Control', 'no-store').send({ matches: await findServices(db, session.team.id, by) });
-    if (request.params.kind === 'servers') return reply.header('Cache-Control', 'no-store').send({ matches: await findServers(db, session.team.id, by) });
+    if (request.params.kind === 'services') {
+      const found = await findServices(db, session.team.id, by);
+      return reply.header('Cache-Control', 'no-store').send({ matches: found.services, searched_all: found.searchedAll });
+    }
+    if (request.params.kind === 'servers') return reply.header('Cache-Control', 'no-store').send({ matches: await findServers(db, session.team.id, by), searched_all: true });
     return reply.callNotFound();
   });
 }

@@ -11,6 +11,8 @@ import { html, type Html } from './html.js';
 /** What a form offers: the chosen services and servers, then the first matches of a search (token-choices.ts). */
 export interface Choices {
   services: { id: string; name: string; copies: number }[];
+  /** False when the services' search stopped before it read every name: the form says to type more. */
+  servicesSearchedAll?: boolean;
   servers: { id: string; name: string }[];
 }
 
@@ -124,6 +126,7 @@ export function restrictionFields(values: FormBody, choices: Choices): Html {
 <fieldset><legend>Only specific ERP services</legend>
   <label><input type="checkbox" name="restrict_services" value="on"${checked(Boolean(values.restrict_services))}> Only specific ERP services (the token reaches them and their copies, and cannot create new ERP services)</label>
   ${choiceSearch('services', 'service_search', 'Find ERP services by name', values)}
+  <p class="muted" data-choices-stopped="services"${choices.servicesSearchedAll === false ? '' : ' hidden'}>This search read only part of the team's ERP services: type more of the name.</p>
   <div class="choices" data-choices-list="services">
   ${choices.services.map((service) => html`<label class="implies"><input type="checkbox" name="services" value="${service.id}"${checked(chosen(values, 'services', service.id))}> ${service.name}${service.copies > 0 ? html` <span class="muted">(and ${service.copies} ${service.copies === 1 ? 'copy' : 'copies'})</span>` : ''}</label>`)}
   </div>

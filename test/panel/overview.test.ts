@@ -4,10 +4,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertServer } from '../../src/db/repositories/servers.js';
 import { insertService } from '../../src/db/repositories/services.js';
-import { insertTeam } from '../../src/db/repositories/teams.js';
+import { insertTeam, upsertMember } from '../../src/db/repositories/teams.js';
+import { hashPassword } from '../../src/auth/password.js';
+import { WALK_LIMIT } from '../../src/db/repositories/service-name-search.js';
 import { OVERVIEW_PAGE_SIZE } from '../../src/panel/overview.js';
 import { seedMembers, startTestServer, type TestServer } from '../support/fixtures.js';
 import { Visitor } from '../support/panel-visitor.js';
+import { insertManyServices } from '../support/many-services.js';
 
 const PASSWORD = 'overview-test-password';
 const SERVICES = 120;
@@ -105,5 +108,43 @@ describe('GET /panel (Overview)', () => {
     const page = await visitor.request('GET', '/panel?after=not-an-id');
     expect(page.status).toBe(200);
     expect(topLevelRows(page.text)[0]).toBe('Customer 1 ERP');
+  });
+});
+
+// Issue 37: a search that no piece serves reads at most WALK_LIMIT names (service-name-search.ts),
+// says so, and links to the same search over the next ones.
+describe('GET /panel?q= (Overview search) in a team of more than WALK_LIMIT services', () => {
+  let large: Visitor;
+  let largeIds: string[];
+  const LATE = WALK_LIMIT + 30;
+  const shopRows = (text: string) => [...text.matchAll(/<tr><td><a href="\/panel\/services\/(svc_[0-9a-z]{20})">Shop [^<]*<\/a><\/td>/g)].map((match) => match[1]);
+  beforeAll(async () => {
+    const db = server.app.db.kysely;
+    const teamId = await insertTeam(db, { name: 'Large', plan: 'business', timezone: 'UTC' });
+    const names = Array.from({ length: WALK_LIMIT + 60 }, (_, i) => `Shop ${i + 1}`);
+    names[LATE] = 'Shop zq late';
+    largeIds = await insertManyServices(db, teamId, await insertServer(db, { teamId, name: 'big host' }), names);
+    await upsertMember(db, { teamId, email: 'large@example.com', role: 'member', passwordHash: await hashPassword(PASSWORD) });
+    large = new Visitor(server.baseUrl);
+    expect((await large.signIn('large@example.com', PASSWORD)).status).toBe(303);
+  }, 60_000);
+
+  it('reads the first WALK_LIMIT names for a search of escaped wildcards that no name holds, says so, and links to the next ones', async () => {
+    const page = await large.request('GET', `/panel?q=${encodeURIComponent('%_')}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('None of the first 1,000 ERP services has a name containing that.');
+    const next = nextLink(page.text, 'search the next 1,000');
+    expect(next).toBe(`/panel?q=%25_&after=${largeIds[WALK_LIMIT - 1]}`);
+    const rest = await large.request('GET', next!);
+    expect(rest.text).toContain('No ERP service has a name containing that.');
+    expect(nextLink(rest.text, 'search the next 1,000')).toBeUndefined();
+  });
+
+  it('finds a match beyond the first WALK_LIMIT names on the page the search goes on to', async () => {
+    const page = await large.request('GET', '/panel?q=ZQ');
+    expect(shopRows(page.text)).toEqual([]);
+    const next = await large.request('GET', nextLink(page.text, 'search the next 1,000')!);
+    expect(shopRows(next.text)).toEqual([largeIds[LATE]]);
+    expect(next.text).not.toContain('search the next');
   });
 });

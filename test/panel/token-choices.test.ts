@@ -6,9 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertServer } from '../../src/db/repositories/servers.js';
 import { insertService } from '../../src/db/repositories/services.js';
-import { insertTeam } from '../../src/db/repositories/teams.js';
+import { insertTeam, upsertMember } from '../../src/db/repositories/teams.js';
 import { CHOICE_MATCHES } from '../../src/panel/token-choices.js';
+import { hashPassword } from '../../src/auth/password.js';
+import { WALK_LIMIT } from '../../src/db/repositories/service-name-search.js';
 import { makeToken, seedMembers, startTestServer, type TestServer } from '../support/fixtures.js';
+import { insertManyServices } from '../support/many-services.js';
 import { Visitor } from '../support/panel-visitor.js';
 
 const PASSWORD = 'choices-test-password';
@@ -90,20 +93,52 @@ describe('GET /panel/token-choices/{kind}', () => {
   it('answers the signed-in team\'s services whose name contains the search, with their copies counted', async () => {
     const answer = await owner.request('GET', `/panel/token-choices/services?q=${encodeURIComponent('CUSTOMER 42')}`);
     expect(answer.status).toBe(200);
-    expect(JSON.parse(answer.text)).toEqual({ matches: [{ id: serviceIds[41], name: 'Customer 42 ERP', copies: 1 }] });
+    expect(JSON.parse(answer.text)).toEqual({ matches: [{ id: serviceIds[41], name: 'Customer 42 ERP', copies: 1 }], searched_all: true });
   });
 
   it('answers at most the first matches, and servers by name', async () => {
     const services = JSON.parse((await owner.request('GET', '/panel/token-choices/services?q=customer')).text) as { matches: unknown[] };
     expect(services.matches).toHaveLength(CHOICE_MATCHES);
     const servers = JSON.parse((await owner.request('GET', '/panel/token-choices/servers?q=berlin')).text);
-    expect(servers).toEqual({ matches: [{ id: serverIds[1], name: 'berlin-1' }] });
+    expect(servers).toEqual({ matches: [{ id: serverIds[1], name: 'berlin-1' }], searched_all: true });
   });
 
   it('sends a visitor who is not signed in to the sign-in page', async () => {
     const stranger = await new Visitor(server.baseUrl).request('GET', '/panel/token-choices/services?q=customer');
     expect(stranger.status).toBe(302);
     expect(stranger.location).toMatch(/^\/panel\/sign-in/);
+  });
+});
+
+// Issue 37: a search that no piece serves reads at most WALK_LIMIT names (service-name-search.ts).
+describe('a search of services in a team of more than WALK_LIMIT services', () => {
+  let large: Visitor;
+  let largeIds: string[];
+  beforeAll(async () => {
+    const db = server.app.db.kysely;
+    const largeTeam = await insertTeam(db, { name: 'Large', plan: 'business', timezone: 'UTC' });
+    const names = Array.from({ length: WALK_LIMIT + 50 }, (_, i) => `Shop ${i + 1}`);
+    names[3] = 'Shop zq early';
+    largeIds = await insertManyServices(db, largeTeam, await insertServer(db, { teamId: largeTeam, name: 'big host' }), names);
+    await upsertMember(db, { teamId: largeTeam, email: 'large-owner@example.com', role: 'owner', passwordHash: await hashPassword(PASSWORD) });
+    large = new Visitor(server.baseUrl);
+    expect((await large.signIn('large-owner@example.com', PASSWORD)).status).toBe(303);
+  }, 60_000);
+
+  it('answers the matches of the first WALK_LIMIT names and searched_all false when the search stopped there', async () => {
+    const answer = await large.request('GET', '/panel/token-choices/services?q=zq');
+    expect(JSON.parse(answer.text)).toEqual({ matches: [{ id: largeIds[3], name: 'Shop zq early', copies: 0 }], searched_all: false });
+  });
+
+  it('says under the matches to type more of the name when "Find" stopped before the end, and not otherwise', async () => {
+    const form = await large.request('GET', `${BASE}/new`);
+    const stopped = '<p class="muted" data-choices-stopped="services">This search read only part of the team\'s ERP services: type more of the name.</p>';
+    expect(form.text).toContain(stopped.replace('>This', ' hidden>This'));
+    const found = await large.request('POST', BASE, [['_csrf', large.csrfFrom(form.text)], ['name', 'x'], ['find', 'services'],
+      ['service_search', 'zq'], ['restrict_services', 'on']]);
+    expect(found.status).toBe(200);
+    expect(offeredServices(found.text)).toEqual([largeIds[3]]);
+    expect(found.text).toContain(stopped);
   });
 });
 

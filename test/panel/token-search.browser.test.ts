@@ -2,16 +2,13 @@
 // lists only the first few, the search field asks the panel for matches as the owner types, and
 // the token created with the service found is limited to exactly it.
 import type { Browser } from 'playwright-core';
-import type { Insertable } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId, nowIso } from '../../src/db/ids.js';
 import { insertServer } from '../../src/db/repositories/servers.js';
-import { indexServiceNames } from '../../src/db/repositories/service-name-search.js';
 import { insertTeam } from '../../src/db/repositories/teams.js';
-import type { Database } from '../../src/db/tables.js';
 import { CHOICE_MATCHES } from '../../src/panel/token-choices.js';
 import { clickAndLoad, launchHeadless, signInToPanel } from '../support/browser.js';
 import { getJson, seedMembers, startTestServer, type TestServer } from '../support/fixtures.js';
+import { insertManyServices } from '../support/many-services.js';
 
 const PASSWORD = 'search-test-password';
 const SERVICES = 10_000;
@@ -26,16 +23,7 @@ describe('the token form\'s service search in headless Chromium', () => {
     const db = server.app.db.kysely;
     const teamId = await insertTeam(db, { name: 'Hosting company', plan: 'business', timezone: 'UTC' });
     const serverId = await insertServer(db, { teamId, name: 'host-1' });
-    const now = nowIso();
-    serviceIds = Array.from({ length: SERVICES }, () => newId('svc'));
-    const rows: Insertable<Database['erp_services']>[] = serviceIds.map((id, i) => ({
-      id, team_id: teamId, server_id: serverId, parent_id: null, name: `Customer ${i + 1} ERP`, state: 'stopped', revision: 1, port: null,
-      pid: null, outgoing_smtp: null, mail_username: null, mail_password_hash: null, state_reason: null, created_at: now, updated_at: now, deleted_at: null, published_host: null, app: null,
-    }));
-    await db.transaction().execute(async (trx) => {
-      for (let start = 0; start < rows.length; start += 500) await trx.insertInto('erp_services').values(rows.slice(start, start + 500)).execute();
-      await indexServiceNames(trx);
-    });
+    serviceIds = await insertManyServices(db, teamId, serverId, Array.from({ length: SERVICES }, (_, i) => `Customer ${i + 1} ERP`));
     await seedMembers(server.app, teamId, PASSWORD, ['owner']);
     browser = await launchHeadless();
   }, 120_000);
@@ -73,6 +61,21 @@ describe('the token form\'s service search in headless Chromium', () => {
     expect(listed.body.data.map((service: { id: string }) => service.id)).toEqual([wanted]);
     await clickAndLoad(page, 'text=Back to API Tokens');
     expect(await page.locator('tr', { hasText: 'Customer 7345 dashboard' }).textContent()).toContain('Only ERP services: Customer 7345 ERP');
+    await page.context().close();
+  });
+
+  it('says to type more of the name while a search stopped before reading every name, and no more once one did not', async () => {
+    const page = await signInToPanel(browser, server.baseUrl, 'owner@example.com', PASSWORD);
+    await page.goto(`${server.baseUrl}/panel/developer/api-tokens/new`);
+    const stopped = page.locator('[data-choices-stopped=services]');
+    expect(await stopped.isVisible()).toBe(false);
+    // Two characters no name holds: the walk reads 1,000 of the 10,000 names and stops (issue 37).
+    await page.fill('input[name=service_search]', 'zq');
+    await stopped.waitFor({ state: 'visible' });
+    expect(await page.locator('[data-choices-list=services] label').count()).toBe(0);
+    await page.fill('input[name=service_search]', 'customer 9999 erp');
+    await stopped.waitFor({ state: 'hidden' });
+    expect(await page.locator('[data-choices-list=services] label').allTextContents()).toEqual([' Customer 9999 ERP']);
     await page.context().close();
   });
 });

@@ -3,31 +3,36 @@
 // page, whatever the size of the team; copies are fetched for the page's services only, by key.
 import type { Kysely } from 'kysely';
 import type { Database } from '../tables.js';
-import { serviceIdsNamed } from './service-name-search.js';
+import { serviceIdsNamed, type NamedServices } from './service-name-search.js';
 
 export interface OverviewService { id: string; name: string; state: string; revision: number; server_name: string | null }
 
-/** Services that are no copy, in id order after `afterId`, `limit + 1` rows (the last says there is more). */
+/**
+ * Services that are no copy, in id order after `afterId`, `limit + 1` rows (the last says there
+ * is more); with a search, `searchedTo` when it stopped before the team's end (service-name-search.ts).
+ */
 export async function listTopLevelServicesPage(
   db: Kysely<Database>, teamId: string, page: { afterId?: string | undefined; search: string; limit: number },
-): Promise<OverviewService[]> {
+): Promise<NamedServices<OverviewService>> {
   let query = db.selectFrom('erp_services as s').leftJoin('servers as v', 'v.id', 's.server_id')
     .select(['s.id', 's.name', 's.state', 's.revision', 'v.name as server_name'])
     .where('s.team_id', '=', teamId).where('s.parent_id', 'is', null).where('s.deleted_at', 'is', null);
+  let searchedTo: string | undefined;
   if (page.search) {
     // The matching ids first (service-name-search.ts); then their rows, by key.
-    const ids = await matchingServiceIds(db, teamId, page);
-    if (ids.length === 0) return [];
-    query = query.where('s.id', 'in', ids);
+    const matching = await matchingServiceIds(db, teamId, page);
+    searchedTo = matching.searchedTo;
+    if (matching.services.length === 0) return { services: [], searchedTo };
+    query = query.where('s.id', 'in', matching.services);
   }
   if (page.afterId) query = query.where('s.id', '>', page.afterId);
-  return query.orderBy('s.id').limit(page.limit + 1).execute();
+  return { services: await query.orderBy('s.id').limit(page.limit + 1).execute(), searchedTo };
 }
 
 /** Ids of the team's services (no copy) whose name contains `search`, in id order after `afterId`, `limit + 1` of them. */
 export async function matchingServiceIds(
   db: Kysely<Database>, teamId: string, page: { afterId?: string | undefined; search: string; limit: number },
-): Promise<string[]> {
+): Promise<NamedServices<string>> {
   return serviceIdsNamed(db, { teamId, search: page.search, afterId: page.afterId || undefined, limit: page.limit + 1 });
 }
 

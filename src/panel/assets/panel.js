@@ -32,8 +32,10 @@ document.querySelectorAll('[data-choices-search]').forEach((container) => {
     const ticket = ++asked;
     const response = await fetch(`${url}?q=${encodeURIComponent(input.value)}`, { headers: { accept: 'application/json' }, credentials: 'same-origin' });
     if (!response.ok || ticket !== asked) return;
-    const { matches } = await response.json();
+    const { matches, searched_all: searchedAll } = await response.json();
     if (ticket !== asked) return;
+    const stopped = container.closest('fieldset').querySelector(`[data-choices-stopped="${kind}"]`);
+    if (stopped) stopped.hidden = searchedAll !== false;
     const kept = new Set();
     list.querySelectorAll('label').forEach((label) => {
       const box = label.querySelector('input');

@@ -5,10 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, nowIso } from '../../../src/db/ids.js';
 import { insertServer } from '../../../src/db/repositories/servers.js';
-import { indexServiceNames, piecesOf, RARE_ENOUGH, serviceIdsNamed } from '../../../src/db/repositories/service-name-search.js';
+import {
+  indexServiceNames, piecesOf, RARE_ENOUGH, serviceIdsNamed, WALK_LIMIT, type NameSearch,
+} from '../../../src/db/repositories/service-name-search.js';
 import { insertService } from '../../../src/db/repositories/services.js';
 import { insertTeam } from '../../../src/db/repositories/teams.js';
 import { openTestDatabase, type TestDatabase } from '../../support/database.js';
+import { insertManyServices } from '../../support/many-services.js';
 
 // More services than RARE_ENOUGH hold "erp" and "customer", so those searches take the walk.
 const CUSTOMERS = RARE_ENOUGH + 50;
@@ -41,19 +44,26 @@ describe('serviceIdsNamed', () => {
     .map((service) => service.id).sort();
   const byName = (...names: string[]) => names.map((name) => named.find((service) => service.name === name)!.id).sort();
 
+  /** The ids a search finds; in a team this small, every walk reads all of its names. */
+  async function idsNamed(by: Omit<NameSearch, 'teamId'>): Promise<string[]> {
+    const found = await serviceIdsNamed(test.db.kysely, { teamId, ...by });
+    expect(found.searchedTo).toBeUndefined();
+    return found.services;
+  }
+
   /** Every page of a search, `limit` at a time. */
   async function allPages(search: string, limit: number): Promise<string[]> {
     const found: string[] = [];
     for (;;) {
-      const page = await serviceIdsNamed(test.db.kysely, { teamId, search, afterId: found.at(-1), limit });
+      const page = await idsNamed({ search, afterId: found.at(-1), limit });
       found.push(...page);
       if (page.length < limit) return found;
     }
   }
 
   it('finds one service among many by its whole name, from the rarest piece', async () => {
-    expect(await serviceIdsNamed(test.db.kysely, { teamId, search: 'Customer 17 ERP', limit: 20 })).toEqual(byName('Customer 17 ERP'));
-    expect(await serviceIdsNamed(test.db.kysely, { teamId, search: 'customer 201 erp', limit: 20 })).toEqual(byName('Customer 201 ERP'));
+    expect(await idsNamed({ search: 'Customer 17 ERP', limit: 20 })).toEqual(byName('Customer 17 ERP'));
+    expect(await idsNamed({ search: 'customer 201 erp', limit: 20 })).toEqual(byName('Customer 201 ERP'));
   });
 
   for (const search of ['ERP', 'customer', 'er 1', 'r 2', '17', 'e', '5', 'Customer 1', 'tomer 10', 'acme', 'PRODUCTION', 'é L', 'Lumière']) {
@@ -65,20 +75,20 @@ describe('serviceIdsNamed', () => {
   }
 
   it('finds nothing for a piece no name holds, and reads the wildcards a person types as themselves', async () => {
-    expect(await serviceIdsNamed(test.db.kysely, { teamId, search: 'Customer 17 ERQ', limit: 20 })).toEqual([]);
-    expect(await serviceIdsNamed(test.db.kysely, { teamId, search: 'zzz', limit: 20 })).toEqual([]);
-    expect(await serviceIdsNamed(test.db.kysely, { teamId, search: '50%', limit: 20 })).toEqual(byName('50% off'));
-    expect(await serviceIdsNamed(test.db.kysely, { teamId, search: '%', limit: 20 })).toEqual(byName('50% off'));
-    expect(await serviceIdsNamed(test.db.kysely, { teamId, search: 'a_b', limit: 20 })).toEqual(byName('a_b shop'));
+    expect(await idsNamed({ search: 'Customer 17 ERQ', limit: 20 })).toEqual([]);
+    expect(await idsNamed({ search: 'zzz', limit: 20 })).toEqual([]);
+    expect(await idsNamed({ search: '50%', limit: 20 })).toEqual(byName('50% off'));
+    expect(await idsNamed({ search: '%', limit: 20 })).toEqual(byName('50% off'));
+    expect(await idsNamed({ search: 'a_b', limit: 20 })).toEqual(byName('a_b shop'));
   });
 
   it('leaves out the services a form already shows', async () => {
     const shown = byName('Customer 17 ERP', 'Customer 170 ERP');
-    expect(await serviceIdsNamed(test.db.kysely, { teamId, search: 'Customer 17', excluding: shown, limit: 20 }))
+    expect(await idsNamed({ search: 'Customer 17', excluding: shown, limit: 20 }))
       .toEqual(expected('Customer 17').filter((id) => !shown.includes(id)));
   });
 
-  it('finds a service written by hand once its name is indexed, as every start does for the services that have none', async () => {
+  it('finds a service written by hand once its name is indexed, as schema.sql does for the services that have none', async () => {
     const db = test.db.kysely;
     const id = newId('svc');
     const now = nowIso();
@@ -87,9 +97,49 @@ describe('serviceIdsNamed', () => {
       outgoing_smtp: null, mail_username: null, mail_password_hash: null, state_reason: null, created_at: now, updated_at: now, deleted_at: null,
       published_host: null, app: null,
     }).execute();
-    expect(await serviceIdsNamed(db, { teamId, search: 'Zebra', limit: 20 })).toEqual([]);
+    expect(await idsNamed({ search: 'Zebra', limit: 20 })).toEqual([]);
     await indexServiceNames(db);
-    expect(await serviceIdsNamed(db, { teamId, search: 'Zebra', limit: 20 })).toEqual([id]);
+    expect(await idsNamed({ search: 'Zebra', limit: 20 })).toEqual([id]);
+  });
+});
+
+// Issue 37: a search that no piece serves walks the team's names; one search reads at most
+// WALK_LIMIT of them, says where it stopped, and the same search from there goes on.
+describe('serviceIdsNamed in a team of more than WALK_LIMIT services', () => {
+  let test: TestDatabase;
+  let teamId: string;
+  let ids: string[];
+  const EARLY = 5;
+  const LATE = WALK_LIMIT + 100;
+
+  beforeAll(async () => {
+    test = await openTestDatabase(undefined, 'name-search-walk');
+    const db = test.db.kysely;
+    teamId = await insertTeam(db, { name: 'Large', plan: 'business', timezone: 'UTC' });
+    const names = Array.from({ length: WALK_LIMIT + 200 }, (_, i) => `Customer ${i + 1} ERP`);
+    names[EARLY] = 'Early zq shop';
+    names[LATE] = 'Late zq shop';
+    ids = await insertManyServices(db, teamId, await insertServer(db, { teamId, name: 'host' }), names);
+  }, 120_000);
+  afterAll(async () => { await test?.close(); });
+
+  it('reads WALK_LIMIT names and says where it stopped when a search of escaped wildcards that no name holds walks the team', async () => {
+    const first = await serviceIdsNamed(test.db.kysely, { teamId, search: '%_', limit: 51 });
+    expect(first).toEqual({ services: [], searchedTo: ids[WALK_LIMIT - 1] });
+    // The rest of the team is shorter than a walk: this one reaches its end and says nothing more.
+    expect(await serviceIdsNamed(test.db.kysely, { teamId, search: '%_', afterId: first.searchedTo, limit: 51 })).toEqual({ services: [] });
+  });
+
+  it('finds a rare match beyond the first WALK_LIMIT names by going on from where the walk stopped', async () => {
+    const first = await serviceIdsNamed(test.db.kysely, { teamId, search: 'ZQ', limit: 20 });
+    expect(first).toEqual({ services: [ids[EARLY]], searchedTo: ids[WALK_LIMIT - 1] });
+    expect(await serviceIdsNamed(test.db.kysely, { teamId, search: 'ZQ', afterId: first.searchedTo, limit: 20 })).toEqual({ services: [ids[LATE]] });
+  });
+
+  it('does not stop a walk that fills its page, nor a search that starts from a rare piece', async () => {
+    expect(await serviceIdsNamed(test.db.kysely, { teamId, search: 'rp', limit: 20 }))
+      .toEqual({ services: ids.filter((_, i) => i !== EARLY).slice(0, 20) });
+    expect(await serviceIdsNamed(test.db.kysely, { teamId, search: 'late zq', limit: 20 })).toEqual({ services: [ids[LATE]] });
   });
 });
 

@@ -16,7 +16,7 @@ import { newId } from '../../../src/db/ids.js';
 import { decompressedFile } from '../../../src/engine/backup-compression.js';
 import { getJson, insertCompletedBackup, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
 import { admin, runCli } from '../../support/cli.js';
-import { pruneBackups } from '../../../src/engine/backup-retention.js';
+import { DEFAULT_RETENTION, pruneBackups } from '../../../src/engine/backup-retention.js';
 import { singleFileTar } from '../../../src/engine/docker/archives.js';
 import { backupsMount } from '../../../src/engine/docker/backup-store.js';
 import { createHelper } from '../../../src/engine/docker/containers.js';
@@ -81,6 +81,22 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     const done = await act(server.baseUrl, token, 'POST', `/api/service-erp/${id}/backups`);
     expect(done).toMatchObject({ state: 'succeeded' });
     return done.backup_id as string;
+  };
+
+  /** Whether the engine's backups volume still holds the file of a backup kept there (docker://...). */
+  const keptOnEngine = async (path: string): Promise<boolean> => {
+    const name = decodeURIComponent(new URL(path).pathname.slice(1));
+    const helper = await createHelper(api, { image, serviceId, serverId, mounts: [backupsMount(serverId)] });
+    try {
+      const tar = await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: `${backupsMount(serverId).at}/${name}` } });
+      tar.destroy();
+      return true;
+    } catch (error) {
+      if (error instanceof DockerError && error.status === 404) return false;
+      throw error;
+    } finally {
+      await helper.remove();
+    }
   };
 
   beforeAll(async () => {
@@ -343,20 +359,6 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     const pathOf = async (id: string) => (await server.app.db.kysely.selectFrom('backups').select('file_path')
       .where('id', '=', id).executeTakeFirstOrThrow()).file_path as string;
     const [olderPath, newerPath] = [await pathOf(older), await pathOf(newer)];
-    const keptOnEngine = async (path: string): Promise<boolean> => {
-      const name = decodeURIComponent(new URL(path).pathname.slice(1));
-      const helper = await createHelper(api, { image, serviceId, serverId, mounts: [backupsMount(serverId)] });
-      try {
-        const tar = await api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: `${backupsMount(serverId).at}/${name}` } });
-        tar.destroy();
-        return true;
-      } catch (error) {
-        if (error instanceof DockerError && error.status === 404) return false;
-        throw error;
-      } finally {
-        await helper.remove();
-      }
-    };
     expect(await keptOnEngine(olderPath)).toBe(true);
 
     // Docker servers belong to no node: any node prunes them.
@@ -396,6 +398,19 @@ describe.runIf(dockerAvailable)('ERP services on a Docker server', () => {
     } finally {
       for (const id of bystanders) await api.json('DELETE', `/containers/${id}`, { query: { force: 1 }, accept: [404] });
     }
+  });
+
+  it('a deleted service\'s backups go at the next retention pass: rows, files in the backups volume and this node\'s fetched copies', async () => {
+    // As docs/docker-servers.md and docs/operations.md say (issue 37): the DELETE above left them for this pass.
+    const backups = await server.app.db.kysely.selectFrom('backups').select(['id', 'file_path']).where('service_id', '=', serviceId)
+      .where('state', '=', 'completed').execute();
+    expect(backups.length).toBeGreaterThan(0);
+    expect(existsSync(join(server.dataDir, 'backups', serviceId))).toBe(true);
+    const removed = await pruneBackups(server.app.db, { node: 'any-node', defaults: DEFAULT_RETENTION });
+    expect(removed).toEqual(expect.arrayContaining(backups.map((backup) => backup.id)));
+    expect(await server.app.db.kysely.selectFrom('backups').select('id').where('service_id', '=', serviceId).execute()).toEqual([]);
+    for (const backup of backups) expect(await keptOnEngine(backup.file_path as string)).toBe(false);
+    expect(existsSync(join(server.dataDir, 'backups', serviceId))).toBe(false);
   });
 
   it('reports a volume whose service no longer exists, and leaves it in place', async () => {
