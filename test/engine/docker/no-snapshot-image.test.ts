@@ -51,7 +51,7 @@ describe.runIf(dockerAvailable)('backups of an image without a snapshot command'
     expect(before.count).toBeGreaterThan(0);
     expect((await act(server.baseUrl, token, 'POST', `/api/backups/${backup.backup_id}/restore`)).state).toBe('succeeded');
     expect(await productsDigest({ api, db: server.app.db.kysely, image, serverId }, serviceId)).toEqual(before);
-  });
+  }, 180_000);
 
   it('fails, naming the data directory and the label, when the image keeps its data outside the volume', async () => {
     const { serviceId } = await serverOfImage('elsewhere', ['io.teaminfra.snapshot-command=""', 'io.teaminfra.data-dir=/elsewhere']);
@@ -62,5 +62,5 @@ describe.runIf(dockerAvailable)('backups of an image without a snapshot command'
     const backups = (await getJson(server.baseUrl, `/api/service-erp/${serviceId}/backups`, token)).body.data as { state: string }[];
     expect(backups.map((item) => item.state)).toEqual(['failed']);
     expect((await getJson(server.baseUrl, `/api/service-erp/${serviceId}`, token)).body.state).toBe('running');
-  });
+  }, 120_000);
 });

@@ -58,7 +58,7 @@ describe.runIf(dockerAvailable)('ERP services of an image that does not run as r
     const top = await api.json<{ Titles: string[]; Processes: string[][] }>('GET', `/containers/${container?.Id}/top`, { query: { ps_args: '-o pid,uid' } });
     expect(top.Titles).toEqual(['PID', 'UID']);
     expect(top.Processes.map((process) => process[1])).toEqual(['1000']);
-  });
+  }, 180_000);
 
   it('backs up and restores it: the restored data is back and the service, as user 1000, runs on it', async () => {
     const backup = await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/backups`);
@@ -76,7 +76,7 @@ describe.runIf(dockerAvailable)('ERP services of an image that does not run as r
       method: 'POST', body: new URLSearchParams({ login: 'admin' }),
     });
     expect(reset.status).toBe(503);
-  });
+  }, 180_000);
 
   it('copies it, and the copy runs on the same data', async () => {
     const copied = await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/copies`, { name: 'Unprivileged staging' });
@@ -84,7 +84,7 @@ describe.runIf(dockerAvailable)('ERP services of an image that does not run as r
     expect(await productsDigest(where, copied.service_id)).toEqual(await productsDigest(where, serviceId));
     succeeded(await act(server.baseUrl, token, 'POST', `/api/service-erp/${copied.service_id}/start`));
     await running(copied.service_id);
-  });
+  }, 120_000);
 
   it('removes pruned backup files from the engine', async () => {
     const older = await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/backups`);
@@ -92,5 +92,5 @@ describe.runIf(dockerAvailable)('ERP services of an image that does not run as r
     const removed = await pruneBackups(server.app.db, { node: 'any-node', defaults: { keepManual: 1, keepSafety: 0 } });
     expect(removed).toContain(older.backup_id);
     expect(removed).not.toContain(newer.backup_id);
-  });
+  }, 120_000);
 });
