@@ -2,8 +2,9 @@
 // holding BENCH_TRYTON_PARTIES parties (default 20,000, made through JSON-RPC), on a Docker
 // server. Each step through the API (request to the operation's end) against the same step done
 // by hand in the same run with the engine's and PostgreSQL's own tools:
-//   start   API start of the stopped service  vs  `docker start` of its database container, its
-//           healthcheck waited for, `docker start` of its Tryton container, /health polled;
+//   start   API start of the stopped service  vs  `docker start` of its front and its database
+//           container, its healthcheck waited for, `docker start` of its Tryton container,
+//           /health polled through the front;
 //   backup  API backup                       vs  `docker exec DB pg_dump -Fc | zstd -1` to a file
 //           (the file store not included: a floor);
 //   restore API restore of that backup       vs  `docker stop` Tryton, `zstd -dc | docker exec -i DB
@@ -21,7 +22,7 @@ import { listAppContainers } from '../src/engine/docker/app-containers.js';
 import { DockerApi } from '../src/engine/docker/docker-api.js';
 import { parseEngineAddress } from '../src/engine/docker/engine-address.js';
 import { buildErpImage } from '../src/engine/docker/erp-image.js';
-import { LABEL, labelFilter } from '../src/engine/docker/labels.js';
+import { frontContainerName, LABEL, labelFilter } from '../src/engine/docker/labels.js';
 import { startEngineBenchServer } from './support/engine-server.js';
 import { envNumber } from './support/settings.js';
 
@@ -92,6 +93,8 @@ export default async function trytonBench(): Promise<TrytonBenchFigures> {
     {
       const { database, web } = await containers();
       const started = performance.now();
+      // The service's url is its front's port: the front is started too, as the API's start does.
+      docker('start', frontContainerName(serviceId));
       docker('start', database.id);
       while (docker('inspect', '--format', '{{.State.Health.Status}}', database.id).trim() !== 'healthy') await sleep(50);
       docker('start', web.id);
