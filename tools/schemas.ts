@@ -182,6 +182,11 @@ function onTheCalendar(value: string): boolean {
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day && ms >= 0 && ms < 4e12;
 }
 
+/** True for a value that reads as a time (it starts with a date): the logs' `since` is a time then, a cursor otherwise. */
+export function startsWithDate(value: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}/.test(value);
+}
+
 const INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 
 /**
@@ -232,7 +237,7 @@ export const LogsInput = builtOnce(() => ({
   tail: z.coerce.number().int().min(1).max(5000).default(200),
   // What starts with a date is a time, checked as every time is (Instant); anything else is a cursor (log-cursor.ts checks it).
   since: z.string().max(100).superRefine((value, context) => {
-    if (!/^\d{4}-\d{2}-\d{2}/.test(value)) return;
+    if (!startsWithDate(value)) return;
     for (const issue of Instant().safeParse(value).error?.issues ?? []) context.addIssue({ code: 'custom', message: issue.message });
   }).optional()
     .describe('An ISO 8601 time or a next_cursor: the lines after it.'),

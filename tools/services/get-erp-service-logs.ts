@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineCapability } from '../../src/core/capability.js';
 import type { LogStart } from '../../src/core/service-observer.js';
-import { LogPageView, LogsInput } from '../schemas.js';
+import { LogPageView, LogsInput, startsWithDate } from '../schemas.js';
 import { answered, observerOf } from './observer-answers.js';
 
 export default defineCapability({
@@ -22,6 +22,6 @@ export default defineCapability({
 /** A time when it reads as one (it starts with a date: LogsInput checked it as every time is), else a cursor (log-cursor.ts checks it). */
 function startOf(since: string | undefined): LogStart {
   if (since === undefined || since === '') return { kind: 'latest' };
-  if (!/^\d{4}-\d{2}-\d{2}/.test(since)) return { kind: 'cursor', cursor: since };
+  if (!startsWithDate(since)) return { kind: 'cursor', cursor: since };
   return { kind: 'time', at: new Date(since) };
 }
