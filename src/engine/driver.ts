@@ -29,7 +29,7 @@ export interface ServiceSpec {
   outgoingSmtpAllowPrivate?: boolean;
   /** For a copy, the ERP service it copies. A copy's mail only ever goes to the mail catcher. */
   parentId: string | null;
-  /** The app definition it runs (src/engine/apps); null or absent: the server's image, the single-container path. */
+  /** The app definition it runs (src/engine/apps); null, absent or `demo`: the server's image, as a one-service definition (docker/contract-definition.ts). */
   app?: string | null;
   server: ServerSpec;
 }

@@ -55,6 +55,12 @@ export interface AppCommand {
   command: string[];
   /** The user it runs as; null: the service's. */
   user: string | null;
+  /**
+   * True for the image contract's commands (contract-definition.ts): the first argument replaces
+   * the image's entrypoint, as the contract's labels always meant. A Compose command replaces
+   * only the CMD, as `docker compose run` does.
+   */
+  replacesEntrypoint?: boolean;
 }
 
 // No `destroy`: deleting a service removes its containers, volumes and network, and nothing else
@@ -79,6 +85,13 @@ export interface AppDefinition {
   secrets: string[];
   /** The first login a created service gives its creator (its password: the ADMIN_PASSWORD secret); null: none. */
   initialCredentials: InitialCredentialsTemplate | null;
+  /**
+   * Set only for a definition made from an image's contract labels (contract-definition.ts):
+   * its one volume keeps the engine name services of such images always had
+   * (`teaminfra-data-ID`), and a backup they took before their archives had a manifest (the
+   * data directory's files at the archive's top) is read as that volume's files.
+   */
+  imageContract?: { dataDirLabel: string };
 }
 
 /** The login and the other fields of a first login (a company's name), filled in when the service is created. */

@@ -11,6 +11,7 @@ import type { DockerApi } from './docker-api.js';
 import { lastOutput, runHelper } from './containers.js';
 import { dataVolumeName, generationOf, LABEL, labelFilter, labelsOf } from './labels.js';
 import { newLeaseOwner } from '../lease-owner.js';
+import { CONTRACT_SERVICE } from './contract-definition.js';
 
 /** Names this process on the one-off containers it makes, as containers.ts does for helpers. */
 const THIS_PROCESS = newLeaseOwner();
@@ -38,7 +39,9 @@ export async function listAppContainers(api: DockerApi, serviceId: string): Prom
   });
   return listed.map((container) => ({
     id: container.Id, name: (container.Names[0] ?? '').replace(/^\//, ''), running: container.State === 'running',
-    revision: Number(container.Labels[LABEL.revision] ?? 0), appService: container.Labels[LABEL.appService] ?? '',
+    // A container without the label was made by the single-container path of earlier versions:
+    // the one container of an image contract's definition.
+    revision: Number(container.Labels[LABEL.revision] ?? 0), appService: container.Labels[LABEL.appService] ?? CONTRACT_SERVICE,
     generation: generationOf(container.Labels[LABEL.volume] ?? ''),
     port: container.Ports.find((port) => port.PublicPort !== undefined)?.PublicPort ?? null,
   }));
@@ -206,8 +209,11 @@ export async function runAppCommand(
   const created = await api.json<{ Id: string }>('POST', '/containers/create', {
     ...(keepAs ? { query: { name: keepAs.name } } : {}),
     body: {
-      // As `docker compose run SERVICE CMD...`: the command replaces the image's CMD, not its entrypoint.
-      Image: spec.container.image, Env: spec.env, Cmd: spec.command.command,
+      // As `docker compose run SERVICE CMD...`: the command replaces the image's CMD, not its
+      // entrypoint; an image contract's command replaces both, as its labels say.
+      Image: spec.container.image, Env: spec.env,
+      ...(spec.command.replacesEntrypoint
+        ? { Entrypoint: spec.command.command.slice(0, 1), Cmd: spec.command.command.slice(1) } : { Cmd: spec.command.command }),
       ...((spec.command.user ?? spec.container.user) ? { User: spec.command.user ?? spec.container.user } : {}),
       ...(spec.workDir ? { WorkingDir: spec.workDir.path } : {}),
       Labels: keepAs

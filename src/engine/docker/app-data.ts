@@ -39,18 +39,28 @@ export interface AppDataTarget {
   stopGraceMs: number;
 }
 
-/** The parts of an app's data: the database's volumes (dumped by the snapshot command) and the others (kept as files). */
+/**
+ * The parts of an app's data: the database's volumes (dumped by the snapshot command) and the
+ * others (kept as files). Without a database, a snapshot command writes the files of the one
+ * volume its service mounts (an image contract's: SQLite's online backup of /data), which
+ * stand for that volume's part: `snapshotVolume`.
+ */
 export function appDataParts(app: AppDefinition): {
   database: AppContainer | null; manifest: AppArchiveManifest; fileVolumes: { volume: string; container: AppContainer; target: string }[];
+  snapshotVolume: string | null;
 } {
   const database = app.database && app.commands.snapshot ? app.containers.find((each) => each.name === app.database!.service) ?? null : null;
+  const snapshotService = !app.database && app.commands.snapshot ? app.containers.find((each) => each.name === app.commands.snapshot!.service) : undefined;
+  const snapshotVolume = snapshotService?.volumes.length === 1 ? snapshotService.volumes[0]!.volume : null;
   const databaseVolumes = database ? database.volumes.map((mount) => mount.volume) : [];
   const fileVolumes = app.volumes.filter((volume) => !databaseVolumes.includes(volume)).map((volume) => {
     const container = app.containers.find((each) => each.volumes.some((mount) => mount.volume === volume))!;
     // Read and written where the app mounts it, so that its top directory keeps the app's owner.
     return { volume, container, target: container.volumes.find((mount) => mount.volume === volume)!.target.replace(/\/+$/, '') };
   });
-  return { database, fileVolumes, manifest: { format: 1, app: app.name, databaseVolumes, fileVolumes: fileVolumes.map((each) => each.volume) } };
+  return {
+    database, fileVolumes, snapshotVolume, manifest: { format: 1, app: app.name, databaseVolumes, fileVolumes: fileVolumes.map((each) => each.volume) },
+  };
 }
 
 /** The engine's id of each container's image, by container name: what the data's schema was made by. */
@@ -74,13 +84,16 @@ export function refuseWithoutSnapshot(app: AppDefinition, what: string): void {
 
 /**
  * Writes the service's data as one archive at `destination` (atomically, compressed and
- * checksummed). The database container must be running (the caller sees to it).
+ * checksummed). The database container must be running, or the service stopped when its files
+ * are read as they lie (the caller sees to it). `emptyData`: the sentence a backup that holds
+ * no file at all fails with, for a service whose data is only files.
  */
-export async function writeAppArchive(target: AppDataTarget, destination: string): Promise<PackedFile> {
+export async function writeAppArchive(target: AppDataTarget, destination: string, emptyData?: string): Promise<PackedFile> {
   const { api } = target;
-  const { database, fileVolumes, manifest } = appDataParts(target.app);
+  const { database, fileVolumes, manifest, snapshotVolume } = appDataParts(target.app);
   const dumped = `${destination}.database.tar`;
   const helpers: { remove(): Promise<void> }[] = [];
+  let files = 0;
   try {
     const parts: ArchivePart[] = [];
     if (database) {
@@ -88,14 +101,27 @@ export async function writeAppArchive(target: AppDataTarget, destination: string
       parts.push({ prefix: DATABASE_PART, open: async () => createReadStream(dumped) });
     }
     for (const { volume, container, target: at } of fileVolumes) {
+      // An image contract's one volume is the whole archive, its files at the top (app-archive.ts).
+      const prefix = target.app.imageContract ? '' : volumePart(volume);
+      if (volume === snapshotVolume) {
+        await runSnapshot(target, dumped);
+        parts.push({ prefix, open: async () => createReadStream(dumped), withoutTop: true });
+        continue;
+      }
       const settings = target.settingsOf(container.name);
       const helper = await createHelper(api, {
         image: container.image, serviceId: settings.serviceId, serverId: settings.serverId, mounts: [{ volume: settings.volumeOf(volume), at }],
       });
       helpers.push(helper);
-      parts.push({ prefix: volumePart(volume), open: () => api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: at } }) });
+      parts.push({ prefix, open: () => api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: at } }), withoutTop: prefix === '' });
     }
-    return await packArchive(appArchiveTar({ ...manifest, images: await imageIdsOf(api, target.app) }, parts), destination);
+    const images = await imageIdsOf(api, target.app);
+    const packed = await packArchive(appArchiveTar(target.app.imageContract ? null : { ...manifest, images }, parts, () => { files += 1; }), destination);
+    if (emptyData && files === 0) throw new DriverError(emptyData);
+    return packed;
+  } catch (error) {
+    if (emptyData && files === 0) throw new DriverError(emptyData, false, { cause: error });
+    throw error;
   } finally {
     for (const helper of helpers) await helper.remove().catch(() => undefined);
     rmSync(dumped, { force: true });
@@ -104,6 +130,15 @@ export async function writeAppArchive(target: AppDataTarget, destination: string
 
 /** The snapshot command's files as a tar at `file` (entries under its working directory), checked by the verify command. */
 async function snapshotDatabase(target: AppDataTarget, file: string): Promise<void> {
+  const { api, app } = target;
+  await runSnapshot(target, file);
+  if (app.commands.verify) {
+    await runCommand(target, 'verify', { path: WORK_DIR, prepare: (id) => api.upload('PUT', `/containers/${id}/archive`, createReadStream(file), 'application/x-tar', { query: { path: '/' } }) });
+  }
+}
+
+/** The snapshot command's files as a tar at `file`, entries under its working directory; a command that wrote none fails. */
+async function runSnapshot(target: AppDataTarget, file: string): Promise<void> {
   const { api, app } = target;
   let files = 0;
   await runCommand(target, 'snapshot', {
@@ -117,10 +152,7 @@ async function snapshotDatabase(target: AppDataTarget, file: string): Promise<vo
     },
   });
   if (files === 0) {
-    throw new DriverError(`The app's snapshot command exited 0 but wrote no file to its working directory (${WORK_DIR}), so there is no data to back up.`);
-  }
-  if (app.commands.verify) {
-    await runCommand(target, 'verify', { path: WORK_DIR, prepare: (id) => api.upload('PUT', `/containers/${id}/archive`, createReadStream(file), 'application/x-tar', { query: { path: '/' } }) });
+    throw new DriverError(`${whatOf(app, 'snapshot')} exited 0 but wrote no file to its working directory (${WORK_DIR}), so there is no data to back up.`);
   }
 }
 
@@ -132,7 +164,7 @@ async function snapshotDatabase(target: AppDataTarget, file: string): Promise<vo
  * staged container is stopped cleanly (its data written) and removed, whatever happens.
  */
 export async function loadAppArchive(
-  target: AppDataTarget, archive: { file: string; compression: BackupCompression }, options: { neutralize: boolean },
+  target: AppDataTarget, archive: { file: string; compression: BackupCompression; filesAtTop?: boolean }, options: { neutralize: boolean },
 ): Promise<void> {
   const { api, app } = target;
   const { database, fileVolumes } = appDataParts(app);
@@ -141,8 +173,9 @@ export async function loadAppArchive(
     const helper = await createHelper(api, {
       image: container.image, serviceId: settings.serviceId, serverId: settings.serverId, mounts: [{ volume: settings.volumeOf(volume), at }],
     });
-    // Its top directory too (the volume itself), with the owner it had.
-    const tar = archivePart(unpackedTar(archive.file, archive.compression), volumePart(volume), `${at.slice(1)}/`);
+    // Its top directory too (the volume itself), with the owner it had; an archive from before
+    // manifests holds the one volume's files at its top.
+    const tar = archivePart(unpackedTar(archive.file, archive.compression), archive.filesAtTop ? '' : volumePart(volume), `${at.slice(1)}/`);
     try {
       await api.upload('PUT', `/containers/${helper.id}/archive`, tar, 'application/x-tar', { query: { path: '/' } });
     } catch (error) {
@@ -152,7 +185,12 @@ export async function loadAppArchive(
       await helper.remove();
     }
   }
-  if (!database) return;
+  if (!database) {
+    // Files only (an image contract's data): the verify command checks them where they were written.
+    if (app.commands.verify) await runCommand(target, 'verify');
+    if (options.neutralize && app.commands.neutralize) await runCommand(target, 'neutralize');
+    return;
+  }
   const settings = target.settingsOf(database.name);
   const staged = await createAppContainer(api, {
     ...settings, oneOff: true, name: `teaminfra-${settings.serviceId}-g${settings.generation ?? 0}-staged-${database.name}`,
@@ -175,18 +213,18 @@ export async function loadAppArchive(
   }
 }
 
-const WHAT: Record<CommandName, string> = {
-  snapshot: "The app's snapshot command", verify: "The app's verify command", restore: "The app's restore command",
-  neutralize: "The app's neutralize command", migrate: "The app's migrate command",
-};
+/** How a reason names the definition's command: the image's, for one its contract labels gave. */
+function whatOf(app: AppDefinition, name: CommandName): string {
+  return `The ${app.imageContract ? 'image' : 'app'}'s ${name} command`;
+}
 
 /** The definition's command `name` as a one-off container of the service it names (its image, environment, volumes, network). */
 async function runCommand(target: AppDataTarget, name: CommandName, workDir?: Parameters<typeof runAppCommand>[1]['workDir']): Promise<void> {
   const command = target.app.commands[name] as AppCommand;
   const { exitCode, output } = await runAppCommand(target.api, {
-    ...target.settingsOf(command.service), command, what: WHAT[name], timeoutMs: APP_COMMAND_TIMEOUT_MS, ...(workDir ? { workDir } : {}),
+    ...target.settingsOf(command.service), command, what: whatOf(target.app, name), timeoutMs: APP_COMMAND_TIMEOUT_MS, ...(workDir ? { workDir } : {}),
   });
-  if (exitCode !== 0) throw new DriverError(`${WHAT[name]} failed (exit code ${exitCode})${output}.`);
+  if (exitCode !== 0) throw new DriverError(`${whatOf(target.app, name)} failed (exit code ${exitCode})${output}.`);
 }
 
 async function countFiles(tar: Readable): Promise<number> {

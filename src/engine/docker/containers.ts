@@ -1,15 +1,13 @@
 // Containers and volumes of one engine, always selected by our labels: list a service's
-// containers, create one with the image contract's port, volume and environment, start it,
-// wait for its health check from outside (as its users will reach it), stop, remove, and run
-// short-lived helper containers that move a service's data.
+// containers, start one (on a port the engine picks), wait for its health check from outside (as
+// its users will reach it), stop, remove, and run short-lived helper containers that move a
+// service's data. Creating a service's containers is app-containers.ts'.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { DriverError } from '../driver.js';
 import { isLeaseOwnerGone, newLeaseOwner } from '../lease-owner.js';
 import { quotableOutput } from '../redact-secrets.js';
 import { DockerError, type DockerApi } from './docker-api.js';
-import type { ContainerLimits } from './container-limits.js';
-import type { ImageContract } from './erp-image-contract.js';
 import { LABEL, labelFilter, labelsOf } from './labels.js';
 
 export interface ContainerSummary {
@@ -36,55 +34,6 @@ export async function listServiceContainers(api: DockerApi, serviceId: string, r
     revision: Number(container.Labels[LABEL.revision] ?? 0), volume: container.Labels[LABEL.volume] ?? '',
     port: container.Ports.find((port) => port.PublicPort !== undefined)?.PublicPort ?? null,
   }));
-}
-
-export interface NewServiceContainer {
-  serviceId: string;
-  serverId: string;
-  revision: number;
-  volume: string;
-  contract: ImageContract;
-  /** 127.0.0.1 for an engine on this machine; '' (every interface) for a remote one. */
-  bindAddress: string;
-  /** null: a port the engine picks (a revision behind its service's front, service-front.ts). */
-  port: number | null;
-  env: string[];
-  limits: ContainerLimits;
-  /** /etc/hosts entries, "name:address", beside host.docker.internal (mail-relay-of.ts: the relay's checked address). */
-  extraHosts: readonly string[];
-}
-
-export function serviceContainerName(serviceId: string, revision: number, volume: string): string {
-  return `teaminfra-${serviceId}-r${revision}${volume.match(/-g\d+$/)?.[0] ?? ''}`;
-}
-
-/** Creates the container, or finds the one of that name (a crash after create): never two. */
-export async function createServiceContainer(api: DockerApi, spec: NewServiceContainer): Promise<string> {
-  const name = serviceContainerName(spec.serviceId, spec.revision, spec.volume);
-  const portKey = `${spec.contract.port}/tcp`;
-  const created = await api.json<{ Id: string } | undefined>('POST', '/containers/create', {
-    query: { name }, accept: [409],
-    body: {
-      Image: spec.contract.image, Env: spec.env,
-      Labels: labelsOf({ serviceId: spec.serviceId, serverId: spec.serverId, revision: spec.revision, role: 'service', volume: spec.volume }),
-      ExposedPorts: { [portKey]: {} },
-      HostConfig: {
-        PortBindings: { [portKey]: [{ HostIp: spec.bindAddress, HostPort: spec.port === null ? '' : String(spec.port) }] },
-        Mounts: [{ Type: 'volume', Source: spec.volume, Target: spec.contract.dataDir }],
-        // The mail catcher when it listens on every address (TEAMINFRA_SMTP_HOST=0.0.0.0); the relay's name pinned.
-        ExtraHosts: ['host.docker.internal:host-gateway', ...spec.extraHosts],
-        // None until it has answered its health check (keepRunning): a bad release must fail, not restart in a loop.
-        RestartPolicy: { Name: 'no' },
-        Memory: spec.limits.memoryBytes, MemorySwap: spec.limits.memoryBytes, NanoCpus: spec.limits.nanoCpus,
-      },
-    },
-  });
-  if (created) return created.Id;
-  const existing = await api.json<{ Id: string; Config: { Labels: Record<string, string> } }>('GET', `/containers/${name}/json`);
-  if (existing.Config.Labels[LABEL.serviceId] !== spec.serviceId) {
-    throw new DriverError(`A container named ${name} that teaminfra did not create exists on the engine; rename or remove it.`);
-  }
-  return existing.Id;
 }
 
 /** Starts it; a published port that another program holds is reported as such. */

@@ -34,7 +34,7 @@ export async function findDockerOrphans(db: Kysely<Database>, engines: EngineReg
       const serviceId = volume.Labels?.[LABEL.serviceId];
       if (serviceId && !live.has(serviceId)) orphans.push({ kind: 'volume', name: volume.Name, serviceId, serverId: server.server_id, engine: address.text });
     }
-    // An app's service has a network of its own (app-service-driver.ts).
+    // An app's service has a network of its own (service-definition.ts).
     const networks = await api.json<{ Name: string; Labels: Record<string, string> | null }[]>('GET', '/networks', { query: { filters } });
     for (const network of networks) {
       const serviceId = network.Labels?.[LABEL.serviceId];

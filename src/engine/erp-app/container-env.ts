@@ -16,28 +16,6 @@ export const CONTAINER_ENV = {
   smtpPassword: 'TEAMINFRA_SMTP_PASSWORD',
 } as const;
 
-export interface ContainerSettings {
-  serviceId: string;
-  name: string;
-  revision: number;
-  publicUrl: string;
-  smtp: { host: string; port: number; user: string | null; password: string | null } | null;
-}
-
-export function containerEnvOf(settings: ContainerSettings): string[] {
-  const { smtp } = settings;
-  return [
-    `${CONTAINER_ENV.serviceId}=${settings.serviceId}`,
-    `${CONTAINER_ENV.serviceName}=${settings.name}`,
-    `${CONTAINER_ENV.revision}=${settings.revision}`,
-    `${CONTAINER_ENV.publicUrl}=${settings.publicUrl}`,
-    `${CONTAINER_ENV.smtpHost}=${smtp?.host ?? ''}`,
-    `${CONTAINER_ENV.smtpPort}=${smtp?.port ?? ''}`,
-    `${CONTAINER_ENV.smtpUser}=${smtp?.user ?? ''}`,
-    `${CONTAINER_ENV.smtpPassword}=${smtp?.password ?? ''}`,
-  ];
-}
-
 /** The bundled application's configuration from the contract's environment; throws naming what is missing. */
 export function appConfigFromEnv(env: NodeJS.ProcessEnv, port: number): ErpAppConfig & { publicUrl: string } {
   const read = (name: string) => {

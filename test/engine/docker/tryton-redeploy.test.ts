@@ -106,7 +106,7 @@ describe.runIf(dockerAvailable)('redeploying a Tryton service to a new image', (
     const inspected = await api.json<{ Config: { Env: string[] } }>('GET', `/containers/${containerId}/json`);
     return inspected.Config.Env.find((entry) => entry.startsWith('TRYTOND_EMAIL__URI='))?.slice('TRYTOND_EMAIL__URI='.length);
   };
-  // The migrate command's container, kept after it ends for its output (app-service-driver.ts), runs only while it migrates.
+  // The migrate command's container, kept after it ends for its output (service-start.ts), runs only while it migrates.
   const migrating = async () => (await containersOfServer(api, serverId, 'service'))
     .some((each) => each.Labels[LABEL.serviceId] === serviceId && each.Labels[LABEL.appService] === 'tryton:migrate' && each.State === 'running');
 

@@ -31,7 +31,8 @@ async function volumeOf(where: VolumeOf, serviceId: string): Promise<string> {
 
 /**
  * The service's database file, copied out of its volume into a temporary file (removed by
- * `done`), with the owner and mode it has there.
+ * `done`), with the owner and mode it has there. Its write-ahead log comes with it: a running
+ * service's recent writes (its schema, on a first start) are there until SQLite checkpoints.
  */
 export async function readServiceDatabase(where: VolumeOf, serviceId: string): Promise<{ file: string; owner: FileOwner; done(): void }> {
   const folder = mkdtempSync(join(tmpdir(), 'teaminfra-volume-'));
@@ -41,15 +42,16 @@ export async function readServiceDatabase(where: VolumeOf, serviceId: string): P
   try {
     const reader = extract();
     reader.on('entry', (header, stream, next) => {
-      if (header.type !== 'file') {
+      const name = header.name.replace(/^[^/]*\//, '');
+      if (header.type !== 'file' || !name.startsWith(DATABASE) || name.includes('/')) {
         stream.resume();
         stream.on('end', next);
         return;
       }
-      owner = { uid: header.uid ?? 0, gid: header.gid ?? 0, mode: header.mode ?? 0o600 };
-      pipeline(stream, createWriteStream(file)).then(() => next(), next);
+      if (name === DATABASE) owner = { uid: header.uid ?? 0, gid: header.gid ?? 0, mode: header.mode ?? 0o600 };
+      pipeline(stream, createWriteStream(join(folder, name))).then(() => next(), next);
     });
-    await pipeline(await where.api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: `${DATA_DIR}/${DATABASE}` } }), reader);
+    await pipeline(await where.api.stream('GET', `/containers/${helper.id}/archive`, { query: { path: DATA_DIR } }), reader);
   } finally {
     await helper.remove();
   }
