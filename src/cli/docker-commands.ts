@@ -11,6 +11,8 @@ import { EngineRegistry } from '../engine/docker/engine-registry.js';
 import { buildErpImage } from '../engine/docker/erp-image.js';
 import { ensureBackupsVolume } from '../engine/docker/backup-store.js';
 import { DriverError } from '../engine/driver.js';
+import { findRegistryCredentials } from '../engine/docker/registry-credentials.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { parseOptions, required } from './options.js';
 import { setServerLimits } from './server-limits-command.js';
 import { UsageError } from './usage.js';
@@ -44,13 +46,16 @@ export const DOCKER_COMMANDS = {
       await api.close();
     }
   },
-  'set-server-image': async (db: Kysely<Database>, args: string[]) => {
+  'set-server-image': async (db: Kysely<Database>, args: string[], _stdin: () => Promise<string>, secrets: () => Promise<SecretBox>) => {
     const values = parseOptions(args, { server: { type: 'string' }, image: { type: 'string' } }, 'set-server-image');
     const serverId = required(values, 'server', 'set-server-image');
     const row = await db.selectFrom('docker_servers').select(['docker_host']).where('server_id', '=', serverId).executeTakeFirst();
     if (!row) throw new UsageError(`set-server-image: server ${serverId} is not a Docker server.`);
     const image = required(values, 'image', 'set-server-image');
-    await checkEngine({ id: serverId, dockerHost: row.docker_host, image }, 'set-server-image');
+    // An image the engine lacks is pulled, with the login the operator set for the server (set-registry-credentials).
+    const box = await secrets();
+    await checkEngine({ id: serverId, dockerHost: row.docker_host, image }, 'set-server-image',
+      (server, registry) => findRegistryCredentials(db, box, server, registry));
     await db.updateTable('docker_servers').set({ image }).where('server_id', '=', serverId).execute();
     return { id: serverId, image };
   },
@@ -71,8 +76,10 @@ export async function createDockerServer(db: Kysely<Database>, values: { teamId:
   return id;
 }
 
-async function checkEngine(server: { id: string; dockerHost: string; image: string | null }, command: string): Promise<void> {
-  const engines = new EngineRegistry();
+async function checkEngine(
+  server: { id: string; dockerHost: string; image: string | null }, command: string, loginOf?: ConstructorParameters<typeof EngineRegistry>[1],
+): Promise<void> {
+  const engines = new EngineRegistry(undefined, loginOf);
   const spec = { id: server.id, rootDir: null, docker: { host: server.dockerHost, image: server.image } };
   try {
     await engines.contractOf(spec);

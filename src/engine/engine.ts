@@ -9,6 +9,7 @@ import type { ServiceDriver } from './driver.js';
 import { LocalDriver } from './local/local-driver.js';
 import { DockerDriver } from './docker/docker-driver.js';
 import { EngineRegistry } from './docker/engine-registry.js';
+import { findRegistryCredentials } from './docker/registry-credentials.js';
 import { engineCallTimeoutFromEnv } from './docker/docker-api.js';
 import { reportDockerOrphans } from './docker/orphans.js';
 import { backupCacheBytesFromEnv, openBackupCache } from './docker/backup-cache.js';
@@ -135,7 +136,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
     takenPorts: () => takenPorts(db.kysely), copyMailRelay: config.copyMailRelay, outgoingRelay: config.outgoingRelay,
   });
   const backupCache = openBackupCache(db.dataDir, config.backupCacheBytes ?? backupCacheBytesFromEnv());
-  const engines = new EngineRegistry(config.engineCallTimeoutMs);
+  const engines = new EngineRegistry(config.engineCallTimeoutMs, (serverId, registry) => findRegistryCredentials(db.kysely, secrets, serverId, registry));
   const docker = new DockerDriver({
     db: db.kysely, secrets, engines, dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
     takenPorts: () => takenPorts(db.kysely), outgoingRelay: config.outgoingRelay,

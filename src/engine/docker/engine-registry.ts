@@ -1,12 +1,16 @@
 // One API client per Docker engine this node talks to, and each server's image contract: the
-// engine must answer and have the image (the bundled one is built there when missing), else
-// the operation fails with a sentence naming the server and what to do.
+// engine must answer and have the image (the bundled one is built there when missing, an
+// operator's pulled from its registry), else the operation fails with a sentence naming the
+// server and what to do.
 import type { ServerSpec } from '../driver.js';
 import { DriverError } from '../driver.js';
 import { DockerApi, DockerError, engineCallTimeoutFromEnv } from './docker-api.js';
 import { EngineAddressError, parseEngineAddress, type EngineAddress } from './engine-address.js';
 import { buildErpImage } from './erp-image.js';
 import { contractOf, type ImageContract } from './erp-image-contract.js';
+import { ensureImage, inspectImage, type EngineImage } from './image-pull.js';
+import { parseImageReference } from './image-reference.js';
+import type { RegistryLogin } from './registry-credentials.js';
 
 /** How long a contract (the image's labels) is trusted before the engine is asked again. */
 const CONTRACT_TTL_MS = 60_000;
@@ -16,8 +20,15 @@ export class EngineRegistry {
   private readonly contracts = new Map<string, { at: number; contract: Promise<ImageContract> }>();
   private readonly frontImages = new Map<string, Promise<string>>();
 
-  /** `callTimeoutMs`: each engine call's deadline (docker-api.ts). */
-  constructor(private readonly callTimeoutMs = engineCallTimeoutFromEnv()) {}
+  /**
+   * `callTimeoutMs`: each engine call's deadline (docker-api.ts). `loginOf`: the server's login to
+   * a registry (registry-credentials.ts), for a server image the engine must pull; none: pulled
+   * as anyone may (a server not yet written has no login).
+   */
+  constructor(
+    private readonly callTimeoutMs = engineCallTimeoutFromEnv(),
+    private readonly loginOf: (serverId: string, registry: string) => Promise<RegistryLogin | null> = async () => null,
+  ) {}
 
   engineOf(server: ServerSpec): { api: DockerApi; address: EngineAddress } {
     if (!server.docker) throw new Error(`server ${server.id} is not Docker-backed`);
@@ -71,18 +82,26 @@ export class EngineRegistry {
     this.engines.clear();
   }
 
+  /** The server's own image, pulled from its registry as a definition's images are (image-pull.ts), or a sentence saying what to do. */
+  private async pulled(server: ServerSpec, image: string): Promise<EngineImage> {
+    const { api, address } = this.engineOf(server);
+    let reference;
+    try {
+      reference = parseImageReference(image);
+    } catch {
+      throw new DriverError(`Server ${server.id}: the image "${image}" does not exist on the Docker engine at ${address.text}, and its name ` +
+        'names no registry to pull it from. Load or build it on that engine, or give the server another image.');
+    }
+    return ensureImage(api, reference, { serverId: server.id, namedBy: `server ${server.id}`, login: await this.loginOf(server.id, reference.registry) });
+  }
+
   private async readContract(server: ServerSpec): Promise<ImageContract> {
     const { api, address } = this.engineOf(server);
     try {
       await api.ping();
       const image = server.docker?.image ?? (await buildErpImage(api)).image;
-      const inspected = await api.json<{ Config: { Labels: Record<string, string> | null } } | undefined>(
-        'GET', `/images/${encodeURIComponent(image)}/json`, { accept: [404] });
-      if (!inspected) {
-        throw new DriverError(`Server ${server.id}: the image "${image}" does not exist on the Docker engine at ${address.text}. ` +
-          'Load or build it on that engine (no registry is pulled from), or give the server another image.');
-      }
-      return contractOf(image, inspected.Config.Labels);
+      const present = await inspectImage(api, image);
+      return contractOf(image, (present ?? await this.pulled(server, image)).labels);
     } catch (error) {
       if (error instanceof DockerError) throw new DriverError(`Server ${server.id}: ${error.reason}`, false, { cause: error });
       throw error;

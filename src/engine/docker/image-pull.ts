@@ -18,9 +18,9 @@ import type { RegistryLogin } from './registry-credentials.js';
 const PROGRESS_EVERY_MS = 2_000;
 
 export interface PullSettings {
-  /** For the sentences: the server whose engine pulls, and the app whose definition names the image. */
+  /** For the sentences: the server whose engine pulls, and what names the image (`the app tryton`, `server srv_...`). */
   serverId: string;
-  app: string;
+  namedBy: string;
   /** The server's login to the image's registry, when the operator set one. */
   login: RegistryLogin | null;
   /** Pull even when the engine has the image: a redeploy takes the newest image under its tag. */
@@ -31,11 +31,14 @@ export interface EngineImage {
   id: string;
   /** `repository@sha256:...` for each registry the image came from; empty for an image built or loaded on the engine. */
   repoDigests: string[];
+  /** Its labels (an image contract's: erp-image-contract.ts). */
+  labels: Record<string, string>;
 }
 
 export async function inspectImage(api: DockerApi, name: string): Promise<EngineImage | undefined> {
-  const found = await api.json<{ Id: string; RepoDigests: string[] | null } | undefined>('GET', `/images/${encodeURIComponent(name)}/json`, { accept: [404] });
-  return found && { id: found.Id, repoDigests: found.RepoDigests ?? [] };
+  const found = await api.json<{ Id: string; RepoDigests: string[] | null; Config?: { Labels: Record<string, string> | null } } | undefined>(
+    'GET', `/images/${encodeURIComponent(name)}/json`, { accept: [404] });
+  return found && { id: found.Id, repoDigests: found.RepoDigests ?? [], labels: found.Config?.Labels ?? {} };
 }
 
 /** The image on the engine, pulled first when the engine lacks it (or `refresh`). An image already there is never pulled otherwise. */
@@ -91,7 +94,7 @@ class RegistryRefusal extends Error {}
 
 function pullFailure(api: DockerApi, reference: ImageReference, settings: PullSettings, error: DockerError | RegistryRefusal, progress: PullProgress): string {
   const { registry } = reference;
-  const failed = `The image ${reference.text} of the app ${settings.app} could not be pulled onto the Docker engine at ${api.address.text}`;
+  const failed = `The image ${reference.text} of ${settings.namedBy} could not be pulled onto the Docker engine at ${api.address.text}`;
   const setCommand = `teaminfra admin set-registry-credentials --server ${settings.serverId} --registry ${registry} --username USER --password-file FILE`;
   if (error instanceof DockerError && error.timedOut) {
     const moved = progress.text();

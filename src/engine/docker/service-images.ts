@@ -66,7 +66,7 @@ export async function ensureServiceImages(
       logins.set(reference.registry, await findRegistryCredentials(deps.db, deps.secrets, service.server.id, reference.registry));
     }
     const image = await ensureImage(api, reference, {
-      serverId: service.server.id, app: app.name, login: logins.get(reference.registry) ?? null,
+      serverId: service.server.id, namedBy: `the app ${app.name}`, login: logins.get(reference.registry) ?? null,
       refresh: Boolean(options.latest) && reference.digest === null && recorded[name] !== undefined,
     });
     const digest = reference.digest === null ? digestOf(reference, image) : undefined;

@@ -27,7 +27,7 @@ describe.runIf(dockerAvailable && registryInstalled)('ensureImage', () => {
   let base: string;
   let pushedDigest: string;
   const pulled: string[] = [];
-  const settings = (login: RegistryLogin | null): PullSettings => ({ serverId: 'srv_pulltest', app: 'registry-test', login });
+  const settings = (login: RegistryLogin | null): PullSettings => ({ serverId: 'srv_pulltest', namedBy: 'the app registry-test', login });
   const failed = (name: string) =>
     `The image ${name} of the app registry-test could not be pulled onto the Docker engine at ${api.address.text}`;
 

@@ -163,6 +163,25 @@ describe.runIf(dockerAvailable && registryInstalled)('an app whose images come f
     await removeImage(api, `${registry.host}/teaminfra-test/erp@${secondDigest}`);
   }, 240_000);
 
+  it('admin set-server-image pulls a contract image only the registry has, with the server\'s login, and a service of the server runs it', async () => {
+    const name = `${registry.host}/teaminfra-test/server-image:1`;
+    const digest = await publishImage(api, registry, team.image, 'teaminfra-test/server-image:1', 1_000);
+    const imageServer = await team.addServer('registry server image');
+    // Without the login, the registry refuses, and the server keeps its image.
+    await expect(admin(team.server.dataDir, ['set-server-image', '--server', imageServer, '--image', name]))
+      .rejects.toThrow(new RegExp(`could not be pulled onto the Docker engine .*${escaped(registry.host)}`));
+    await setPassword(imageServer, REGISTRY_PASSWORD);
+    expect(await admin(team.server.dataDir, ['set-server-image', '--server', imageServer, '--image', name])).toMatchObject({ image: name });
+
+    const created = await operation('POST', '/api/service-erp', { server_id: imageServer, name: 'Of the pulled image' });
+    expect(created.state, created.reason).toBe('succeeded');
+    const started = await operation('POST', `/api/service-erp/${created.service_id}/start`);
+    expect(started.state, started.reason).toBe('succeeded');
+    expect(await digestsOfRunningImage(api, created.service_id)).toContain(digest);
+    expect(await readImageDigests(team.server.app.db.kysely, created.service_id)).toEqual({ [name]: `${registry.host}/teaminfra-test/server-image@${digest}` });
+    expect((await call('DELETE', `/api/service-erp/${created.service_id}`)).status).toBe(202);
+  }, 240_000);
+
   describe.runIf(secondEngineStartable)('on a second engine', () => {
     let second: SecondEngine;
     let secondServerId: string;
