@@ -86,7 +86,8 @@ describe.runIf(dockerAvailable)('a production service\'s outgoing relay at its s
   const lookup: AddressLookup = async () => [{ address: answer, family: 4 }];
   const container = async () => {
     const [running] = (await containersOfServer(api, serverId, 'service')).filter((each) => each.State === 'running');
-    return api.json<{ NetworkSettings: { Gateway: string }; Config: { Env: string[] }; HostConfig: { ExtraHosts: string[] } }>('GET', `/containers/${running!.Id}/json`);
+    return api.json<{ NetworkSettings: { Networks: Record<string, { Gateway: string }> }; Config: { Env: string[] }; HostConfig: { ExtraHosts: string[] } }>(
+      'GET', `/containers/${running!.Id}/json`);
   };
   const restart = async () => {
     expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/stop`)).toMatchObject({ state: 'succeeded' });
@@ -100,7 +101,8 @@ describe.runIf(dockerAvailable)('a production service\'s outgoing relay at its s
     const created = await act(server.baseUrl, token, 'POST', '/api/service-erp', { server_id: serverId, name: 'Shop' });
     serviceId = created.service_id;
     expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/start`)).toMatchObject({ state: 'succeeded' });
-    gateway = (await container()).NetworkSettings.Gateway;
+    // The gateway of the service's own network (its containers join no other).
+    gateway = Object.values((await container()).NetworkSettings.Networks)[0]!.Gateway;
     sink = await startSmtpSink({ host: gateway });
   }, 300_000);
   afterAll(async () => {

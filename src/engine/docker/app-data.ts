@@ -137,6 +137,19 @@ async function snapshotDatabase(target: AppDataTarget, file: string): Promise<vo
   }
 }
 
+/**
+ * The snapshot command run once for nothing but its effect on the data: an image contract's
+ * makes the database its application would make on a first start (the bundled image's does),
+ * so that a created service has its data before it ever runs.
+ */
+export async function runSnapshotForItsData(target: AppDataTarget): Promise<void> {
+  const { api } = target;
+  await runCommand(target, 'snapshot', {
+    path: WORK_DIR,
+    prepare: (id) => api.upload('PUT', `/containers/${id}/archive`, directoryTar(WORK_DIR.slice(1), 0o1777), 'application/x-tar', { query: { path: '/' } }),
+  });
+}
+
 /** The snapshot command's files as a tar at `file`, entries under its working directory; a command that wrote none fails. */
 async function runSnapshot(target: AppDataTarget, file: string): Promise<void> {
   const { api, app } = target;

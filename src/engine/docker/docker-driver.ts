@@ -28,7 +28,7 @@ import { readDockerState, writeDockerState } from './docker-state.js';
 import { publishedHost } from './engine-address.js';
 import { dataVolumeName, LABEL } from './labels.js';
 import { definitionOf, currentGeneration, ensureNetworkAndVolumes, ensureVolumes } from './service-definition.js';
-import { loadInto, schemaOfArchive, writeServiceArchive } from './service-data.js';
+import { initialiseImageData, loadInto, schemaOfArchive, writeServiceArchive } from './service-data.js';
 import { findFront, frontStatus, removeFront, stopFront } from './service-front.js';
 import { ensureServiceImages } from './service-images.js';
 import { restoreService } from './service-restore.js';
@@ -60,6 +60,7 @@ export class DockerDriver implements ServiceDriver {
     await ensureServiceImages(this.options, service, app);
     await ensureNetworkAndVolumes(api, service, app, await currentGeneration(this.options, service));
     await writeDockerState(this.options.db, this.options.secrets, service.id, {});
+    await initialiseImageData(this.options, service, app);
     const values = await ensureServiceSecrets(this.options.db, this.options.secrets, service.id, app.secrets);
     const credentials = initialCredentialsOf(app, { ...values, TEAMINFRA_SERVICE_ID: service.id, TEAMINFRA_SERVICE_NAME: service.name });
     return credentials ? { initialCredentials: sealInitialCredentials(this.options.secrets, service.id, credentials) } : {};

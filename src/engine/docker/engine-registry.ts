@@ -92,7 +92,13 @@ export class EngineRegistry {
       throw new DriverError(`Server ${server.id}: the image "${image}" does not exist on the Docker engine at ${address.text}, and its name ` +
         'names no registry to pull it from. Load or build it on that engine, or give the server another image.');
     }
-    return ensureImage(api, reference, { serverId: server.id, namedBy: `server ${server.id}`, login: await this.loginOf(server.id, reference.registry) });
+    try {
+      return await ensureImage(api, reference, { serverId: server.id, namedBy: `server ${server.id}`, login: await this.loginOf(server.id, reference.registry) });
+    } catch (error) {
+      if (!(error instanceof DriverError)) throw error;
+      throw new DriverError(`Server ${server.id}: the image "${image}" does not exist on the Docker engine at ${address.text}, and pulling it ` +
+        `failed. ${error.reason} Or load or build it on that engine, or give the server another image.`, false, { cause: error });
+    }
   }
 
   private async readContract(server: ServerSpec): Promise<ImageContract> {

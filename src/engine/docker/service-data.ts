@@ -9,7 +9,7 @@ import type { PackedFile } from '../backup-compression.js';
 import type { ServiceSpec } from '../driver.js';
 import type { AppArchiveManifest } from './app-archive.js';
 import { ensureNetwork, listAppContainers } from './app-containers.js';
-import { appDataParts, imageIdsOf, loadAppArchive, writeAppArchive, type AppDataTarget } from './app-data.js';
+import { appDataParts, imageIdsOf, loadAppArchive, runSnapshotForItsData, writeAppArchive, type AppDataTarget } from './app-data.js';
 import { listVolumes, removeContainer, removeVolume, startContainer, stopContainer } from './containers.js';
 import type { DockerApi } from './docker-api.js';
 import type { DockerDriverOptions } from './docker-driver-options.js';
@@ -39,6 +39,18 @@ export async function writeServiceArchive(
   const target = dataTarget(options, api, service, app, values, generation);
   return withConsistentData(options, api, service, app, values, generation,
     () => writeAppArchive(target, file, emptyData ? emptyDataSentence(app) : undefined));
+}
+
+/**
+ * At create, for a service of an image whose snapshot command makes its data (the bundled
+ * image's makes the database its application would make): its volume holds that data before
+ * the first start, as operators of such images have always found it.
+ */
+export async function initialiseImageData(options: DockerDriverOptions, service: ServiceSpec, app: AppDefinition): Promise<void> {
+  if (!app.imageContract || !app.commands.snapshot) return;
+  const { api, address } = options.engines.engineOf(service.server);
+  const values = await valuesOf(options, service, publishedHost(address), service.port);
+  await runSnapshotForItsData(dataTarget(options, api, service, app, values, await currentGeneration(options, service)));
 }
 
 /** What a backup that finds no file says: for an image, which label names where its data is. */
