@@ -53,7 +53,14 @@ describe.runIf(dockerAvailable)('an upgrade from the last version with two Docke
   let books: OldService;
   /** Left stopped at the upgrade: the ERP image named by the operator. */
   let depot: OldService;
-  const all = () => [shop, depot, books];
+  /**
+   * Runs `check` on each service side by side, and waits for all before failing with the first
+   * failure: no operation of one is left running into the next test when another fails.
+   */
+  const eachService = async (check: (service: OldService) => Promise<void>) => {
+    const failed = (await Promise.allSettled([shop, depot, books].map(check))).find((each) => each.status === 'rejected');
+    if (failed) throw failed.reason;
+  };
 
   const baseUrl = () => (serve as ServeProcess).baseUrl;
   const serviceOf = async (id: string) => {
@@ -160,48 +167,48 @@ describe.runIf(dockerAvailable)('an upgrade from the last version with two Docke
   }, OPERATION_MS);
 
   it('stops and starts each service, which answers at the same url after', async () => {
-    await Promise.all(all().map(async (service) => {
+    await eachService(async (service) => {
       await succeed('POST', `/api/service-erp/${service.id}/stop`);
       expect(await serviceOf(service.id)).toMatchObject({ state: 'stopped' });
       await succeed('POST', `/api/service-erp/${service.id}/start`);
       expect(await serviceOf(service.id)).toMatchObject({ state: 'running', url: service.url });
       await service.kind.expectAnswers(service);
-    }));
+    });
   }, 2 * OPERATION_MS);
 
   it('restores each service\'s backup taken before the upgrade: its data is as it was then, at the same url', async () => {
-    await Promise.all(all().map(async (service) => {
+    await eachService(async (service) => {
       await succeed('POST', `/api/backups/${service.oldBackupId}/restore`);
       expect(await serviceOf(service.id)).toMatchObject({ state: 'running', url: service.url });
       await service.kind.expectAnswers(service);
       expect(await service.kind.marksOf(service)).toEqual([BEFORE_OLD_BACKUP]);
-    }));
+    });
   }, OPERATION_MS);
 
   it('starts each copy made before the upgrade, with the data it was copied with', async () => {
-    await Promise.all(all().map(async (service) => {
+    await eachService(async (service) => {
       await succeed('POST', `/api/service-erp/${service.oldCopyId}/start`);
       const copy = await sibling(service, service.oldCopyId);
       expect(await serviceOf(copy.id)).toMatchObject({ state: 'running', parent_id: service.id });
       await service.kind.expectAnswers(copy);
       expect(await service.kind.marksOf(copy)).toEqual([AFTER_OLD_BACKUP, BEFORE_OLD_BACKUP]);
       await succeed('POST', `/api/service-erp/${copy.id}/stop`);
-    }));
+    });
   }, 2 * OPERATION_MS);
 
   it('copies each service after the upgrade, and the copy starts with the service\'s data', async () => {
-    await Promise.all(all().map(async (service) => {
+    await eachService(async (service) => {
       const copyId = (await succeed('POST', `/api/service-erp/${service.id}/copies`, { name: 'After the upgrade' })).service_id as string;
       await succeed('POST', `/api/service-erp/${copyId}/start`);
       const copy = await sibling(service, copyId);
       await service.kind.expectAnswers(copy);
       expect(await service.kind.marksOf(copy)).toEqual([BEFORE_OLD_BACKUP]);
       await succeed('POST', `/api/service-erp/${copyId}/stop`);
-    }));
+    });
   }, 3 * OPERATION_MS);
 
   it('backs each service up and restores that backup after the upgrade', async () => {
-    await Promise.all(all().map(async (service) => {
+    await eachService(async (service) => {
       await mark(service, BEFORE_NEW_BACKUP);
       const backupId = (await succeed('POST', `/api/service-erp/${service.id}/backups`)).backup_id as string;
       await mark(service, AFTER_NEW_BACKUP);
@@ -209,6 +216,6 @@ describe.runIf(dockerAvailable)('an upgrade from the last version with two Docke
       expect(await serviceOf(service.id)).toMatchObject({ state: 'running', url: service.url });
       await service.kind.expectAnswers(service);
       expect(await service.kind.marksOf(service)).toEqual([BEFORE_NEW_BACKUP, BEFORE_OLD_BACKUP]);
-    }));
+    });
   }, 6 * OPERATION_MS);
 });

@@ -13,7 +13,6 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../../../src/db/tables.js';
 import { createHelper } from '../../../../src/engine/docker/containers.js';
 import type { DockerApi } from '../../../../src/engine/docker/docker-api.js';
-import { LABEL, labelFilter } from '../../../../src/engine/docker/labels.js';
 
 const DATA_DIR = '/data';
 const DATABASE = 'erp.sqlite';
@@ -33,7 +32,8 @@ async function volumeOf(where: VolumeOf, serviceId: string): Promise<string> {
   }
   // A data directory this checkout's code must not open (the upgrade suite's, made by an earlier
   // version): the one volume the engine labels as the service's data, as it is between operations.
-  const filters = labelFilter({ [LABEL.serviceId]: serviceId, [LABEL.role]: 'data' });
+  // The labels spelled out: every version has written them so, and this must not follow a rename.
+  const filters = JSON.stringify({ label: [`io.teaminfra.service-id=${serviceId}`, 'io.teaminfra.role=data'] });
   const volumes = (await where.api.json<{ Volumes: { Name: string }[] | null }>('GET', '/volumes', { query: { filters } })).Volumes ?? [];
   if (volumes.length !== 1) throw new Error(`service ${serviceId} has ${volumes.length} data volumes on the engine: ${volumes.map((each) => each.Name).join(', ')}`);
   return volumes[0]!.Name;
