@@ -16,10 +16,11 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
-  assertBuilt();
+/** `cli`: another build's main.js (an earlier version's, for the upgrade suite); this checkout's by default. */
+export function runCli(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv; cli?: string } = {}): Promise<CliResult> {
+  if (!options.cli) assertBuilt();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...options.env }, stdio: 'pipe' });
+    const child = spawn(process.execPath, [options.cli ?? CLI, ...args], { env: { ...process.env, ...options.env }, stdio: 'pipe' });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => { stdout += chunk; });
@@ -31,8 +32,8 @@ export function runCli(args: string[], options: { input?: string; env?: NodeJS.P
 }
 
 /** Runs an admin command that must succeed and returns its JSON output. */
-export async function admin(dataDir: string, args: string[], input?: string, env?: NodeJS.ProcessEnv): Promise<Record<string, any>> {
-  const result = await runCli(['admin', ...args, '--data-dir', dataDir], { input, env });
+export async function admin(dataDir: string, args: string[], input?: string, env?: NodeJS.ProcessEnv, cli?: string): Promise<Record<string, any>> {
+  const result = await runCli(['admin', ...args, '--data-dir', dataDir], { input, env, cli });
   if (result.code !== 0) throw new Error(`teaminfra admin ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
   return JSON.parse(result.stdout);
 }
@@ -62,11 +63,11 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `teaminfra serve` on a free port and waits for its "serving on" line. */
-export function startServe(dataDir: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
-  assertBuilt();
+/** Starts `teaminfra serve` (of `cli`, this checkout's by default) on a free port and waits for its "serving on" line. */
+export function startServe(dataDir: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}, cli?: string): Promise<ServeProcess> {
+  if (!cli) assertBuilt();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dataDir, '--port', '0', ...extraArgs], {
+    const child = spawn(process.execPath, [cli ?? CLI, 'serve', '--data-dir', dataDir, '--port', '0', ...extraArgs], {
       // A free port for the mail catcher too: several servers may run at once in tests.
       env: { ...process.env, LOG_LEVEL: 'warn', TEAMINFRA_SMTP_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
     });

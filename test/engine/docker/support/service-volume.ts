@@ -19,14 +19,24 @@ const DATABASE = 'erp.sqlite';
 
 export interface VolumeOf {
   api: DockerApi;
-  db: Kysely<Database>;
+  /** Where the service's volume is recorded; without it, the volume is found by its labels on the engine. */
+  db?: Kysely<Database>;
   image: string;
   serverId: string;
 }
 
 async function volumeOf(where: VolumeOf, serviceId: string): Promise<string> {
-  const row = await where.db.selectFrom('docker_services').select('volume').where('service_id', '=', serviceId).executeTakeFirstOrThrow();
-  return row.volume;
+  if (where.db) {
+    const row = await where.db.selectFrom('docker_services').select('volume').where('service_id', '=', serviceId).executeTakeFirstOrThrow();
+    return row.volume;
+  }
+  // A data directory this checkout's code must not open (the upgrade suite's, made by an earlier
+  // version): the one volume the engine labels as the service's data, as it is between operations.
+  // The labels spelled out: every version has written them so, and this must not follow a rename.
+  const filters = JSON.stringify({ label: [`io.teaminfra.service-id=${serviceId}`, 'io.teaminfra.role=data'] });
+  const volumes = (await where.api.json<{ Volumes: { Name: string }[] | null }>('GET', '/volumes', { query: { filters } })).Volumes ?? [];
+  if (volumes.length !== 1) throw new Error(`service ${serviceId} has ${volumes.length} data volumes on the engine: ${volumes.map((each) => each.Name).join(', ')}`);
+  return volumes[0]!.Name;
 }
 
 /**
