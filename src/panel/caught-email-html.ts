@@ -5,9 +5,10 @@
 //   on its own it is no less shut;
 // - its policy fetches nothing: no image, style sheet, font or frame from anywhere (inline
 //   styles and data: images only, which fetch nothing);
-// - the email page's policy lets its frame show this address and nothing else of any other
-//   site (frame-src 'self'), so a link or a refresh inside the email that would lead the frame
-//   away is stopped before a request leaves the browser.
+// - its links open in a new window (a base target), which the sandbox refuses, so a click does
+//   nothing; and the email page's policy lets its frame show this server's pages only
+//   (frame-src 'self'), so a link aimed at the frame itself, or a refresh, is stopped before a
+//   request leaves the browser (the frame then shows the browser's error).
 import type { FastifyInstance } from 'fastify';
 import type { App } from '../app.js';
 import { invoke } from '../core/invoke.js';
@@ -36,7 +37,8 @@ export function registerCaughtEmailHtml(server: FastifyInstance, app: App): void
       .header('Content-Security-Policy', EMAIL_HTML_CSP).header('X-Frame-Options', 'SAMEORIGIN')
       .header('X-Content-Type-Options', 'nosniff').header('Referrer-Policy', 'no-referrer').header('X-DNS-Prefetch-Control', 'off')
       .header('Cache-Control', 'no-store')
-      // The email's own markup, as sent: the policy above, not a rewrite, is what keeps it shut.
-      .send(`<!doctype html><meta charset="utf-8">${email.html_body ?? ''}`);
+      // The email's own markup, as sent: the policies, not a rewrite, keep it shut. The first base
+      // element with a target wins, so its links open as popups, which the sandbox does not allow.
+      .send(`<!doctype html><meta charset="utf-8"><base target="_blank">${email.html_body ?? ''}`);
   });
 }
