@@ -118,6 +118,8 @@ describe('the service page\'s actions in headless Chromium', () => {
     await clickAndLoad(page, `a:text-is("${String(caught[0]?.subject)}")`);
     const text = await page.locator('pre.email-text').textContent();
     expect(text).toMatch(new RegExp(`${copyAddress}web/reset_password\\?token=\\S+`));
+    const [eml] = await Promise.all([page.waitForEvent('download'), page.click('button:text-is("Download .eml")')]);
+    expect(readFileSync(await eml.path(), 'utf8')).toContain(`Subject: ${String(caught[0]?.subject)}`);
 
     // Delete the copy, its name typed: the API no longer has it.
     await clickAndLoad(page, 'a:text-is("← Caught emails of Clicked copy")');
@@ -125,6 +127,13 @@ describe('the service page\'s actions in headless Chromium', () => {
     await page.fill('#confirm-name', 'Clicked copy');
     await runAndFollow(page, 'Delete');
     expect((await api(`/api/service-erp/${String(copy?.id)}`)).status).toBe(404);
+
+    // Every step is in the activity trail, with the owner (a member, no token) as its actor.
+    await server.app.audit.flush();
+    const trail = (await api('/api/activity?limit=200')).body.data.filter((entry) => (entry.member as { email?: string } | null)?.email === 'owner@example.com');
+    expect(trail.every((entry) => entry.channel === 'panel' && entry.token === null && entry.outcome === 'allowed')).toBe(true);
+    expect(new Set(trail.map((entry) => entry.action))).toEqual(new Set(['sign_in', 'create_erp_service', 'start_erp_service', 'create_backup',
+      'download_backup', 'restore_backup', 'create_copy', 'get_caught_email', 'download_caught_email', 'delete_erp_service']));
   }, 240_000);
 
   it('follows an operation to its end with scripts off, the page reloading itself', async () => {
