@@ -247,6 +247,9 @@ CREATE UNIQUE INDEX IF NOT EXISTS operations_idempotency ON operations (requeste
 ALTER TABLE operations ADD COLUMN IF NOT EXISTS decision_id TEXT;
 -- What each step of the operation did and how long it took (JSON, bounded: src/engine/operation-steps.ts).
 ALTER TABLE operations ADD COLUMN IF NOT EXISTS steps TEXT;
+-- The member who asked for it in the panel (requested_by_token_id is then null): the one shown
+-- a created service's initial credentials.
+ALTER TABLE operations ADD COLUMN IF NOT EXISTS requested_by_user_id TEXT REFERENCES users (id);
 
 -- Every state change of an operation, with when and who asked.
 CREATE TABLE IF NOT EXISTS operation_transitions (
@@ -439,13 +442,15 @@ CREATE TABLE IF NOT EXISTS invitations (
 CREATE INDEX IF NOT EXISTS invitations_team ON invitations (team_id, created_at);
 
 -- Short-lived links to a file (a backup, a raw email), each good for one download, for channels
--- that cannot stream bytes (MCP). Issued only after the authorization core allowed the download.
+-- that cannot stream bytes (MCP, and the panel's Download buttons). Issued only after the
+-- authorization core allowed the download, to a token, or to a member in the panel (user_id;
+-- token_id null: made nullable on databases made before by src/db/upgrade-schema.ts).
 -- used_at: the first GET, which moves expires_at to the end of the resume window; a link whose
 -- whole file was delivered gets expires_at = that moment (src/db/repositories/download-links.ts).
 CREATE TABLE IF NOT EXISTS download_links (
   id_hash      TEXT PRIMARY KEY,
   team_id      TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
-  token_id     TEXT NOT NULL REFERENCES api_tokens (id) ON DELETE CASCADE,
+  token_id     TEXT REFERENCES api_tokens (id) ON DELETE CASCADE,
   file         TEXT NOT NULL,
   created_at   TEXT NOT NULL,
   expires_at   TEXT NOT NULL,
@@ -458,6 +463,7 @@ ALTER TABLE download_links ADD COLUMN IF NOT EXISTS action TEXT;
 ALTER TABLE download_links ADD COLUMN IF NOT EXISTS target_type TEXT;
 ALTER TABLE download_links ADD COLUMN IF NOT EXISTS target_id TEXT;
 ALTER TABLE download_links ADD COLUMN IF NOT EXISTS channel TEXT;
+ALTER TABLE download_links ADD COLUMN IF NOT EXISTS user_id TEXT REFERENCES users (id) ON DELETE CASCADE;
 
 -- OAuth sign-in (src/oauth): what the authorization server keeps (registered clients, grants,
 -- codes, refresh tokens, interactions, its signing and cookie keys) and our sign-in records,

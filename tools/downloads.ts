@@ -21,7 +21,8 @@ export const DownloadView = builtOnce(() => z.object({
 export async function downloadLink(
   context: CapabilityContext, file: FileSource, read: { action: string; target: { type: string; id: string } },
 ): Promise<Infer<typeof DownloadView>> {
-  const link = await createDownloadLink(context.db.kysely, context.reach.teamId, context.actor.tokenId, file, {
+  const asker = context.actor.tokenId !== undefined ? { tokenId: context.actor.tokenId } : { userId: context.actor.userId };
+  const link = await createDownloadLink(context.db.kysely, context.reach.teamId, asker, file, {
     ...read, channel: context.actor.channel,
   });
   return {

@@ -1,6 +1,6 @@
 // Row to view mappers, so every capability shows a resource the same way.
 import { serviceUrl } from '../src/engine/service-url.js';
-import type { InitialCredentials } from '../src/engine/apps/initial-credentials-once.js';
+import { requestedBy, type InitialCredentials } from '../src/engine/apps/initial-credentials-once.js';
 import type { DecisionRow } from '../src/db/repositories/decisions.js';
 import type { ActivityRow } from '../src/db/repositories/activity.js';
 import type { ActivityView, BackupView, Infer, DecisionView, OperationDetailView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
@@ -33,6 +33,7 @@ export function backupView(row: Infer<typeof BackupView>): Infer<typeof BackupVi
 
 type OperationRow = Omit<Infer<typeof OperationView>, 'backup_id' | 'decision_id' | 'result'> & {
   parameters: string; decision_id?: string | null; result?: string | null; requested_by_token_id?: string | null;
+  requested_by_user_id?: string | null;
 };
 
 /** An operation's steps as stored (src/engine/operation-steps.ts); none before it ran. */
@@ -40,8 +41,8 @@ export function operationStepsOf(row: { steps?: string | null }): Infer<typeof O
   return row.steps ? JSON.parse(row.steps) as Infer<typeof OperationDetailView>['steps'] : [];
 }
 
-/** Who reads an operation: what its result holds is shown to the token that requested it, and to no one else. */
-export interface OperationViewer { tokenId: string }
+/** Who reads an operation: what its result holds is shown to the token (or the member in the panel) that requested it, and to no one else. */
+export interface OperationViewer { tokenId?: string | undefined; userId?: string | undefined }
 
 /**
  * `given`: the initial credentials this very answer carries, taken from the row once
@@ -71,7 +72,7 @@ function shownResult(row: OperationRow, viewer: OperationViewer | undefined, giv
     return { safety_backup_id: (JSON.parse(row.result) as { safety_backup_id?: string | null }).safety_backup_id ?? null };
   }
   if (row.state !== 'succeeded' || !row.result || !viewer) return null;
-  if (!row.requested_by_token_id || row.requested_by_token_id !== viewer.tokenId) return null;
+  if (!requestedBy(row, viewer)) return null;
   if (given) return { initial_credentials: given };
   const { initial_credentials_shown: shown } = JSON.parse(row.result) as { initial_credentials_shown?: unknown };
   return typeof shown === 'string' ? { initial_credentials_shown: shown } : null;

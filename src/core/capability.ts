@@ -7,7 +7,7 @@ import type { ServiceObserver } from './service-observer.js';
 import type { z } from 'zod';
 import type { PermissionId } from '../auth/permissions.js';
 import type { Db } from '../db/connect.js';
-import type { AppError, ErrorCode } from './errors.js';
+import { AppError, type ErrorCode } from './errors.js';
 import type { Channel, Principal, Reach } from './principal.js';
 import type { AcceptedBy } from '../db/tables.js';
 import type { OperationKind } from '../db/repositories/operations.js';
@@ -59,13 +59,28 @@ export interface CallerAccess {
   permissions: readonly PermissionId[];
 }
 
+/** Who a call acts for: a token (REST, MCP), or a member signed in to the panel (MemberPrincipal). */
+export type Actor =
+  | { tokenId: string; userId?: undefined; channel: Channel }
+  | { userId: string; tokenId?: undefined; channel: 'panel' };
+
+/**
+ * The token a call acts for, for what only a token does (asking and cancelling a decision, which
+ * name the token that asked); a member in the panel is told so.
+ */
+export function actingToken(actor: Actor, what: string): string {
+  if (actor.tokenId !== undefined) return actor.tokenId;
+  throw new AppError('conflict', `${what} is done with an API token, not by a member in the panel.`);
+}
+
 /** Everything a handler gets. Never the token: only what it may reach and who to record. */
 export interface CapabilityContext {
   db: Db;
   reach: Reach;
   /** For recording who asked (operations, audit); an id, never a value. */
-  actor: { tokenId: string; channel: Channel };
-  caller: CallerAccess;
+  actor: Actor;
+  /** The calling token's settings (GET /api/token); absent for a member in the panel, who calls with no token. */
+  caller: CallerAccess | undefined;
   /** The row invoke() found while checking reach, when the target names one thing. */
   target: Record<string, unknown> | undefined;
   /** A retry with the same key must return the same result (see the operations queue). */

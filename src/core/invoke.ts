@@ -11,6 +11,9 @@
 // `readableByRequester` (the operations) lets a token without its permission through the
 // permission step with its reach narrowed to its own requests; the reach step then answers 404
 // for anything else, as for anything outside a token's reach.
+// A member of the team signed in to the panel passes the same gate from the permission step on,
+// with the permissions of their role (Credentials.member, src/panel/member-principal.ts); their
+// actions and refusals are recorded with the member as the actor.
 // Adapters hold no rules: they turn a request into (capability, raw input, credentials) and
 // format what comes back.
 import type { SecretBox } from '../secrets/secret-box.js';
@@ -19,9 +22,11 @@ import type { z } from 'zod';
 import { authenticate } from './authenticate.js';
 import type { Db } from '../db/connect.js';
 import type { AuditLog } from './audit.js';
-import type { ApprovalHook, Capability, CallerAccess, CapabilityContext, FileSource } from './capability.js';
+import type { Actor, ApprovalHook, Capability, CallerAccess, CapabilityContext, FileSource } from './capability.js';
 import { AppError, missingPermission, toAppError, type FieldError } from './errors.js';
-import { accepts, holds, PLANS_WITH_API, type Channel, type Principal, type Reach } from './principal.js';
+import {
+  accepts, holds, isMember, PLANS_WITH_API, type Caller, type Channel, type MemberPrincipal, type Principal, type Reach,
+} from './principal.js';
 import { resolveTarget } from './reach.js';
 
 export interface CoreDeps {
@@ -50,11 +55,17 @@ export interface Credentials {
    * Never carried from one request to the next, so an access change still applies to the next.
    */
   admitted?: Principal | undefined;
+  /**
+   * A member signed in to the panel (channel `panel`), built by the panel from their session and
+   * role: no token is looked up, and admission (a token's channels, the plan's API) does not apply.
+   */
+  member?: MemberPrincipal | undefined;
 }
 
 const CHANNEL_NAMES: Record<Channel, string> = {
   api: 'the REST API and command line',
   mcp: 'the MCP server for AI assistants',
+  panel: 'the panel',
 };
 
 const PLAN_NAMES: Record<string, string> = { free: 'Free', starter: 'Starter', business: 'Business', enterprise: 'Enterprise' };
@@ -107,8 +118,8 @@ export function admissionRefusal(principal: Principal, channel: Channel): AppErr
   return undefined;
 }
 
-/** Whether a capability is worth showing to this principal (MCP tools/list). Not a gate: invoke() is. */
-export function mayAttempt(principal: Principal, capability: Capability): boolean {
+/** Whether a capability is worth showing to this caller (MCP tools/list, the panel's buttons). Not a gate: invoke() is. */
+export function mayAttempt(principal: Caller, capability: Capability): boolean {
   if (capability.permission !== null && !holds(principal, capability.permission) && !capability.readableByRequester) return false;
   return creationRefusal(principal, capability) === undefined;
 }
@@ -140,7 +151,7 @@ async function gateThen<T>(
   perform: (input: Record<string, unknown>, context: CapabilityContext) => Promise<T>,
 ): Promise<T> {
   // Admitted earlier in the same request (the MCP endpoint): admit() would answer that very principal.
-  const principal = credentials.admitted ?? await admit(deps, credentials, capability.name);
+  const principal: Caller = credentials.member ?? credentials.admitted ?? await admit(deps, credentials, capability.name);
   const { channel } = credentials;
   const targetId = 'from' in capability.target ? rawTargetId(rawInput, capability.target.from) : null;
   try {
@@ -152,13 +163,13 @@ async function gateThen<T>(
     const input = parsed.data as Record<string, unknown>;
     const target = hasTarget(capability) ? await resolveTarget(deps.db, reach, capability.target, input) : undefined;
     const destructive = await destructiveInput(deps.db, principal, capability, input, target);
-    const output = perform === capability.run && destructive !== false && deps.approvals.waitsForApproval(principal, capability)
+    const output = perform === capability.run && destructive !== false && !isMember(principal) && deps.approvals.waitsForApproval(principal, capability)
       ? await deps.approvals.hold(deps, { capability, principal, channel, input, target, idempotencyKey: credentials.idempotencyKey }) as T
       : await perform(input, {
         db: deps.db,
         reach,
-        actor: { tokenId: principal.tokenId, channel },
-        caller: callerAccess(principal),
+        actor: actorOf(principal, channel),
+        caller: isMember(principal) ? undefined : callerAccess(principal),
         target,
         idempotencyKey: credentials.idempotencyKey,
         publicUrl: deps.publicUrl,
@@ -166,11 +177,11 @@ async function gateThen<T>(
         approvals: deps.approvals,
         observer: deps.observer,
       });
-    deps.audit.tokenUsed(principal.tokenId, channel);
+    if (!isMember(principal)) deps.audit.tokenUsed(principal.tokenId, channel);
     // Reads only touch last-used; every action, and every read of what is most sensitive, gets its own row.
     if (!capability.hints.readOnly || recordsThisRead(capability, perform)) {
       deps.audit.record({
-        team_id: principal.teamId, actor_type: 'token', actor_id: principal.tokenId, channel,
+        team_id: principal.teamId, ...auditActor(principal), channel,
         action: capability.name, target_type: capability.target.kind, target_id: targetId,
         outcome: 'allowed', code: null, detail: null,
       });
@@ -195,11 +206,11 @@ function hasTarget(capability: Capability): boolean {
 }
 
 function denied(
-  deps: CoreDeps, principal: Principal, channel: Channel, action: string, error: AppError,
+  deps: CoreDeps, principal: Caller, channel: Channel, action: string, error: AppError,
   targetType: string | null = null, targetId: string | null = null,
 ): void {
   deps.audit.record({
-    team_id: principal.teamId, actor_type: 'token', actor_id: principal.tokenId, channel, action,
+    team_id: principal.teamId, ...auditActor(principal), channel, action,
     target_type: targetType, target_id: targetId, outcome: error.code === 'internal' ? 'failed' : 'denied',
     code: error.code, detail: error.internalReason ?? error.detail,
   });
@@ -210,9 +221,30 @@ function denied(
  * which asks it before a call to answer an assistant's sign-in with a step-up challenge; the
  * call itself still goes through invoke(), which asks it again.
  */
-export function permissionRefusal(principal: Principal, capability: Capability): AppError | undefined {
-  if (capability.permission === null || holds(principal, capability.permission) || capability.readableByRequester) return undefined;
-  return missingPermission(capability.permission);
+export function permissionRefusal(principal: Caller, capability: Capability): AppError | undefined {
+  // Reading the calling token itself (permission null) is a token's; a member has none to read.
+  if (capability.permission === null) {
+    return isMember(principal) ? new AppError('not_found', 'A member in the panel calls with no API token: there is no calling token to read.') : undefined;
+  }
+  if (holds(principal, capability.permission) || (capability.readableByRequester && !isMember(principal))) return undefined;
+  return isMember(principal) ? refusedToRole(principal, capability.permission) : missingPermission(capability.permission);
+}
+
+/** A member's refusal: the same code and `permission` member as a token's, in words about their role. */
+function refusedToRole(member: MemberPrincipal, permission: string): AppError {
+  const role = member.member.role;
+  return new AppError('missing_permission',
+    `As ${role === 'admin' ? 'an admin' : `a ${role}`} of ${member.teamName} you cannot do this: it needs ${permission}, which your role does not include. ` +
+      'Ask an owner or admin (the permissions of each role are in docs/panel.md).', { permission });
+}
+
+/** Who an activity row names: the token, or the member. */
+function auditActor(caller: Caller): { actor_type: 'token' | 'user'; actor_id: string } {
+  return isMember(caller) ? { actor_type: 'user', actor_id: caller.member.userId } : { actor_type: 'token', actor_id: caller.tokenId };
+}
+
+function actorOf(caller: Caller, channel: Channel): Actor {
+  return isMember(caller) ? { userId: caller.member.userId, channel: 'panel' } : { tokenId: caller.tokenId, channel };
 }
 
 /**
@@ -223,24 +255,24 @@ export function permissionRefusal(principal: Principal, capability: Capability):
  * stand then. The 403 sentence is the one of every missing permission.
  */
 export async function destructiveInput(
-  db: Db, principal: Principal, capability: Capability, input: Record<string, unknown>, target: Record<string, unknown> | undefined,
+  db: Db, principal: Caller, capability: Capability, input: Record<string, unknown>, target: Record<string, unknown> | undefined,
 ): Promise<boolean | undefined> {
   const when = capability.destructiveWhen;
   if (!when) return undefined;
   if (!(await when.applies(input, { db, target }))) return false;
-  if (!holds(principal, when.permission)) throw missingPermission(when.permission);
+  if (!holds(principal, when.permission)) throw isMember(principal) ? refusedToRole(principal, when.permission) : missingPermission(when.permission);
   return true;
 }
 
 /** The permission step: the token's reach, narrowed to its own requests where that is allowed; or 403. */
-function permittedReach(principal: Principal, capability: Capability): Reach {
+function permittedReach(principal: Caller, capability: Capability): Reach {
   const refusal = permissionRefusal(principal, capability);
   if (refusal) throw refusal;
   if (capability.permission === null || holds(principal, capability.permission)) return principal.reach;
   return { ...principal.reach, requestedOnly: true };
 }
 
-function creationRefusal(principal: Principal, capability: Capability): AppError | undefined {
+function creationRefusal(principal: Caller, capability: Capability): AppError | undefined {
   if (capability.creates === 'service' && principal.reach.restrictServices) {
     return new AppError('restricted_token_cannot_create',
       'This API token is limited to specific ERP services, so it cannot create new ERP services.');

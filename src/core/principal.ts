@@ -1,13 +1,18 @@
 // Who is calling, once the token has been checked. Built by src/auth, consumed by invoke().
 // Capability handlers never get this; they get a Reach (what the token can see) instead.
 import type { PermissionId } from '../auth/permissions.js';
-import type { AcceptedBy, Plan, TokenSource } from '../db/tables.js';
+import type { AcceptedBy, Plan, Role, TokenSource } from '../db/tables.js';
 
-export type Channel = 'api' | 'mcp';
+/** Where a call comes from: a token's channels (REST and MCP), or the panel, where a member acts. */
+export type Channel = 'api' | 'mcp' | 'panel';
 
 /** What a token can reach: its team, optionally narrowed to listed services and servers. */
 export interface Reach {
   teamId: string;
+  /**
+   * The token's id; '' for a member in the panel (MemberPrincipal), whom no token's lists or
+   * requests name: a member's reach is never restricted nor narrowed, so it is never read then.
+   */
   tokenId: string;
   restrictServices: boolean;
   restrictServers: boolean;
@@ -36,7 +41,30 @@ export interface Principal {
   needsApproval: ReadonlySet<string>;
 }
 
-export function holds(principal: Principal, permission: PermissionId): boolean {
+/**
+ * A member of a team signed in to the panel, acting through invoke() with the permissions of
+ * their role (src/panel/member-principal.ts, written down in docs/panel.md): the same gate as a
+ * token, recorded in the activity trail with the member as its actor. Never restricted to
+ * services or servers, never waiting for approval (that is a token's setting).
+ */
+export interface MemberPrincipal {
+  member: { userId: string; role: Role };
+  teamId: string;
+  teamName: string;
+  fullAccess: boolean;
+  /** The role's permissions with implications applied. */
+  permissions: ReadonlySet<PermissionId>;
+  reach: Reach;
+}
+
+/** Whoever invoke() lets through: a token, or a member in the panel. */
+export type Caller = Principal | MemberPrincipal;
+
+export function isMember(caller: Caller): caller is MemberPrincipal {
+  return 'member' in caller;
+}
+
+export function holds(principal: Pick<Caller, 'fullAccess' | 'permissions'>, permission: PermissionId): boolean {
   return principal.fullAccess || principal.permissions.has(permission);
 }
 

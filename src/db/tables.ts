@@ -80,6 +80,8 @@ export interface OperationsTable {
   decision_id: string | null;
   /** What each step did and how long it took, as JSON (src/engine/operation-steps.ts); absent on insert. */
   steps: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The member who asked in the panel (then no token did); absent on insert by a token. */
+  requested_by_user_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface DecisionsTable {
@@ -146,7 +148,8 @@ export interface InvitationsTable {
 }
 
 export interface DownloadLinksTable {
-  id_hash: string; team_id: string; token_id: string; file: string; created_at: string; expires_at: string; used_at: string | null;
+  /** Who asked for it: a token, or a member in the panel (user_id, token_id null). */
+  id_hash: string; team_id: string; token_id: string | null; user_id: ColumnType<string | null, string | null | undefined, string | null>; file: string; created_at: string; expires_at: string; used_at: string | null;
   /** What its use is recorded as (schema.sql). */
   action: string | null; target_type: string | null; target_id: string | null; channel: string | null;
 }

@@ -8,10 +8,11 @@ import { AppError } from '../core/errors.js';
 import { multilineTextProblem } from '../core/plain-text.js';
 import { inWriteTransaction } from '../engine/write-transaction.js';
 import type { ApprovalDeps } from '../core/capability.js';
+import type { Channel } from '../core/principal.js';
 import { writeDecisionEvent } from './decision-events.js';
 
 export type Answerer =
-  | { type: 'token'; tokenId: string; channel: 'api' | 'mcp' }
+  | { type: 'token'; tokenId: string; channel: Channel }
   | { type: 'member'; userId: string; channel: 'panel' };
 
 export const MAX_FREE_TEXT_ANSWER = 2000;
@@ -43,7 +44,7 @@ export async function answerDecision(deps: ApprovalDeps, decision: DecisionRow, 
   return closed;
 }
 
-export async function cancelDecision(deps: ApprovalDeps, decision: DecisionRow, tokenId: string, channel: 'api' | 'mcp'): Promise<DecisionRow> {
+export async function cancelDecision(deps: ApprovalDeps, decision: DecisionRow, tokenId: string, channel: Channel): Promise<DecisionRow> {
   if (tokenId !== decision.asked_by_token_id) {
     throw new AppError('not_decision_asker', 'Only the API token that asked this decision can cancel it; answer it instead.');
   }

@@ -67,7 +67,7 @@ export async function holdForApproval(
       parameters: JSON.stringify({ approval: { capability: capability.name, input }, backup_id: action.backup_id ?? undefined }),
       result: null, requested_by_token_id: principal.tokenId, requested_channel: channel,
       idempotency_key: idempotencyKey ?? null, request_fingerprint: fingerprint, lease_owner: null, lease_expires_at: null,
-      created_at: at, started_at: null, finished_at: null, decision_id: decisionId, steps: null,
+      created_at: at, started_at: null, finished_at: null, decision_id: decisionId, steps: null, requested_by_user_id: null,
     };
     await trx.insertInto('operations').values(operation).execute();
     const decision = pendingDecision({

@@ -2,7 +2,7 @@
 // written together. The service it is about, if any, was checked as reachable by invoke(). With
 // an Idempotency-Key, a retry of the same question returns the decision the first one asked
 // (and announces nothing again); the same key with another question is refused, as for actions.
-import type { CapabilityContext } from '../core/capability.js';
+import { actingToken, type CapabilityContext } from '../core/capability.js';
 import { findDecision, findDecisionRequest, insertDecision, insertDecisionRequest, type DecisionRow } from '../db/repositories/decisions.js';
 import { idempotencyFingerprint, keyUsedForAnotherRequest } from '../engine/requests/enqueue.js';
 import { newId, nowIso } from '../db/ids.js';
@@ -38,7 +38,7 @@ export async function askDecision(
 ): Promise<DecisionRow> {
   const key = context.idempotencyKey;
   const fingerprint = idempotencyFingerprint(key, 'request_decision', question);
-  const tokenId = context.actor.tokenId;
+  const tokenId = actingToken(context.actor, 'Asking the team for a decision');
   const at = nowIso();
   const decision = pendingDecision({
     teamId: context.reach.teamId, tokenId, channel: context.actor.channel, at,
@@ -55,7 +55,7 @@ export async function askDecision(
     if (key !== undefined && fingerprint !== null) {
       await insertDecisionRequest(trx, { asked_by_token_id: tokenId, idempotency_key: key, request_fingerprint: fingerprint, decision_id: decision.id });
     }
-    await writeDecisionEvent(trx, 'decision.needed', decision, at, { askedByName: context.caller.tokenName });
+    await writeDecisionEvent(trx, 'decision.needed', decision, at, { askedByName: context.caller?.tokenName ?? tokenId });
     return decision;
   });
 }

@@ -2,7 +2,7 @@
 // (over MCP) after invoke() allowed it. The link is the credential. What "one download" means
 // for HEAD and Range is defined in src/db/repositories/download-links.ts and docs/rest-api.md.
 // The download's start (the link's first GET) is a row of the activity trail, in the name of the
-// token that asked for the link: that is when a backup or an email is read, not when the link is
+// token (or the member, in the panel) that asked for the link: that is when a backup or an email is read, not when the link is
 // issued (invoke() records no row for that).
 import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from '../core/invoke.js';
@@ -58,7 +58,8 @@ export function registerDownloadLinks(server: FastifyInstance, deps: CoreDeps): 
 function recordDownload(deps: CoreDeps, link: UsableDownloadLink): void {
   const { record } = link;
   deps.audit.record({
-    team_id: link.teamId, actor_type: 'token', actor_id: link.tokenId, channel: record.channel ?? 'mcp',
+    team_id: link.teamId, ...(link.asker.tokenId !== undefined ? { actor_type: 'token', actor_id: link.asker.tokenId } : { actor_type: 'user', actor_id: link.asker.userId }),
+    channel: record.channel ?? 'mcp',
     action: record.action ?? 'download_link', target_type: record.targetType, target_id: record.targetId,
     outcome: 'allowed', code: null, detail: 'through a download link',
   });

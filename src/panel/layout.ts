@@ -44,7 +44,8 @@ ${body}
 </html>`;
 }
 
-export function sendPage(reply: FastifyReply, markup: Html, status = 200): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').header('Content-Security-Policy', PANEL_CSP)
+/** `csp`: the panel's policy, or one that allows a page a little more (a caught email's sandboxed frame). */
+export function sendPage(reply: FastifyReply, markup: Html, status = 200, csp = PANEL_CSP): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').header('Content-Security-Policy', csp)
     .header('X-Frame-Options', 'DENY').header('Referrer-Policy', 'same-origin').send(markup.text);
 }

@@ -17,6 +17,9 @@ import { SERVICE_PAGE_PATH } from './service-page.js';
 import { html, type Html } from './html.js';
 import { page, sendPage } from './layout.js';
 import { requireTeamSession } from './session-guard.js';
+import { roleAllows } from './member-principal.js';
+import { NEW_SERVICE_PATH } from './new-service-page.js';
+import createErpService from '../../tools/services/create-erp-service.js';
 
 export const OVERVIEW_PAGE_SIZE = 50;
 const SERVERS_PAGE_SIZE = 50;
@@ -60,6 +63,7 @@ export function registerOverview(server: FastifyInstance, app: App): void {
 <p class="pending-decisions${pendingDecisions > 0 ? ' notice' : ''}"><a href="${DECISIONS_PATH}">${pendingDecisions === 0 ? 'No decisions pending'
       : `${pendingDecisions} ${pendingDecisions === 1 ? 'decision waits' : 'decisions wait'} for an answer`}</a></p>
 <h2>ERP services</h2>
+${roleAllows(session, createErpService) ? html`<form method="get" action="${NEW_SERVICE_PATH}"><button type="submit">New service</button></form>` : ''}
 <p class="service-counts">${total} ${total === 1 ? 'ERP service' : 'ERP services'} (copies included)${[...counts].sort(([a], [b]) => a.localeCompare(b))
       .map(([state, count]) => html` · <span class="state">${state}</span>: <span data-state-count="${state}">${count}</span>`)}</p>
 <form method="get" action="/panel" role="search">

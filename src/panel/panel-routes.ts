@@ -19,10 +19,17 @@ import { registerInvitationPage } from './invitation-page.js';
 import { registerMembersPage } from './members-page.js';
 import { registerOverview } from './overview.js';
 import { registerServicePage } from './service-page.js';
+import { registerServiceActions } from './service-actions.js';
+import { registerOperationPage } from './operation-page.js';
+import { registerBackupsPage } from './backups-page.js';
+import { registerCaughtEmailsPage } from './caught-emails-page.js';
+import { registerCaughtEmailHtml } from './caught-email-html.js';
+import { registerNewServicePage } from './new-service-page.js';
 import { registerTokenChoices } from './token-choices.js';
 import { registerWebhooksPage } from './webhooks-page.js';
 import { refuseCrossSite } from './same-origin.js';
-import { PanelRefusal, sendRefusal } from './session-guard.js';
+import { AppError } from '../core/errors.js';
+import { PanelRefusal, refusalOfAppError, sendRefusal } from './session-guard.js';
 import { registerSignIn } from './sign-in.js';
 import { limitEachSession } from './session-rate-limit.js';
 
@@ -41,6 +48,8 @@ export async function registerPanel(server: FastifyInstance, app: App, oauth: OA
     panel.addHook('onRequest', async (request) => refuseCrossSite(request, app.publicUrl));
     panel.setErrorHandler((error, request, reply) => {
       if (error instanceof PanelRefusal) return sendRefusal(reply, error);
+      // A member's call that invoke() refused (or that failed on our side: its public sentence only).
+      if (error instanceof AppError) return sendRefusal(reply, refusalOfAppError(error));
       request.log.error({ err: error }, 'panel error');
       return sendPage(reply, page('Something went wrong', html`<p class="error">Something went wrong on our side. The error has been logged; please try again.</p>`), 500);
     });
@@ -51,7 +60,13 @@ export async function registerPanel(server: FastifyInstance, app: App, oauth: OA
     });
     registerSignIn(panel, app);
     registerOverview(panel, app);
+    registerNewServicePage(panel, app);
     registerServicePage(panel, app);
+    registerServiceActions(panel, app);
+    registerOperationPage(panel, app);
+    registerBackupsPage(panel, app);
+    registerCaughtEmailsPage(panel, app);
+    registerCaughtEmailHtml(panel, app);
     registerDecisionsPage(panel, app);
     registerApiTokensPage(panel, app);
     registerTokenChoices(panel, app);

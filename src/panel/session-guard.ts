@@ -3,6 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { findSession, type PanelSession } from '../db/repositories/panel-sessions.js';
+import type { AppError } from '../core/errors.js';
 import type { Database, Role } from '../db/tables.js';
 import { html } from './html.js';
 import { page, sendPage } from './layout.js';
@@ -52,6 +53,16 @@ export function requireCsrf(session: PanelSession, request: FastifyRequest): voi
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw new PanelRefusal(403, 'Form expired', 'This form was not sent from the panel, or it expired. Go back, reload the page and try again.');
   }
+}
+
+const REFUSAL_TITLES: Partial<Record<number, string>> = { 400: 'Not done', 403: 'Not allowed', 404: 'Not found', 409: 'Not done now' };
+
+/**
+ * What invoke() refused a member's call with, as the panel says it: the same status and sentence
+ * as the API's (the internal cause never reaches it: AppError keeps that apart).
+ */
+export function refusalOfAppError(error: AppError): PanelRefusal {
+  return new PanelRefusal(error.status, REFUSAL_TITLES[error.status] ?? error.title, error.detail);
 }
 
 export function sendRefusal(reply: FastifyReply, refusal: PanelRefusal, session?: PanelSession): FastifyReply {

@@ -5,6 +5,8 @@ import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { schemaFingerprint } from '../../src/db/apply-schema.js';
 import { openDatabase, type SqliteDb } from '../../src/db/connect.js';
+import { insertTeam, upsertMember } from '../../src/db/repositories/teams.js';
+import { createToken } from '../../src/db/repositories/tokens.js';
 import { tempDataDir } from '../support/fixtures.js';
 
 const dirs: string[] = [];
@@ -60,6 +62,33 @@ describe('schema.sql on a SQLite database', () => {
     expect(await upgraded.kysely.selectFrom('docker_services').selectAll().execute())
       .toEqual([{ service_id: 'svc_old', volume: 'teaminfra-data-svc_old', mail_username: null, mail_password: null, updated_at: 'then', image_digests: null }]);
     expect(await upgraded.kysely.selectFrom('registry_credentials').selectAll().execute()).toEqual([]);
+    await upgraded.close();
+  });
+
+  it('lets a database made when a download link needed a token keep its links, and take links of members', async () => {
+    const dir = tempDataDir();
+    dirs.push(dir);
+    const first = openDatabase(dir);
+    const teamId = await insertTeam(first.kysely, { name: 'Links', plan: 'starter', timezone: 'UTC' });
+    const userId = await upsertMember(first.kysely, { teamId, email: 'member@example.com', role: 'member', passwordHash: null });
+    const token = await createToken(first.kysely, {
+      teamId, name: 'Old', source: 'panel', acceptedBy: 'both', fullAccess: true, permissions: [], serviceIds: null, serverIds: null,
+      expiresOn: null, createdByUserId: null,
+    });
+    // download_links as an earlier schema.sql made it (token_id NOT NULL), with a link in it.
+    first.sqlite.exec('DROP TABLE download_links');
+    first.sqlite.exec('CREATE TABLE download_links (id_hash TEXT PRIMARY KEY, team_id TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE, ' +
+      'token_id     TEXT NOT NULL REFERENCES api_tokens (id) ON DELETE CASCADE, file TEXT NOT NULL, created_at TEXT NOT NULL, ' +
+      'expires_at TEXT NOT NULL, used_at TEXT)');
+    first.sqlite.prepare("INSERT INTO download_links VALUES ('old', ?, ?, '{}', 'then', 'later', NULL)").run(teamId, token.id);
+    first.sqlite.pragma('user_version = 7');
+    await first.close();
+
+    const upgraded = openDatabase(dir);
+    upgraded.sqlite.prepare("INSERT INTO download_links (id_hash, team_id, token_id, user_id, file, created_at, expires_at) VALUES ('new', ?, NULL, ?, '{}', 'now', 'later')")
+      .run(teamId, userId);
+    expect(await upgraded.kysely.selectFrom('download_links').select(['id_hash', 'token_id', 'user_id']).orderBy('id_hash').execute())
+      .toEqual([{ id_hash: 'new', token_id: null, user_id: userId }, { id_hash: 'old', token_id: token.id, user_id: null }]);
     await upgraded.close();
   });
 });

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDownloadLink, RESUME_MINUTES } from '../../src/db/repositories/download-links.js';
 import { nowIso } from '../../src/db/ids.js';
+import { removeMember } from '../../src/db/repositories/members.js';
+import { upsertMember } from '../../src/db/repositories/teams.js';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 
 const CONTENT = 'The whole file, twenty-nine b';
@@ -28,7 +30,7 @@ const READ = { action: 'download_caught_email', target: { type: 'email', id: 'em
 
 async function newLink(): Promise<string> {
   const file = { path: filePath, filename: 'file.eml', contentType: 'message/rfc822', sizeBytes: CONTENT.length, sha256: null };
-  return server.baseUrl + (await createDownloadLink(server.app.db.kysely, team.teamId, tokenId, file, READ)).path;
+  return server.baseUrl + (await createDownloadLink(server.app.db.kysely, team.teamId, { tokenId }, file, READ)).path;
 }
 
 const get = async (url: string, range?: string) => {
@@ -115,7 +117,23 @@ describe('GET /downloads/{link} and the token that asked for it', () => {
   it('refuses the link with 404 when that token has expired since', async () => {
     const expired = await makeToken(server.app, team.teamId, { expiresOn: '2000-01-01' });
     const file = { path: filePath, filename: 'file.eml', contentType: 'message/rfc822', sizeBytes: CONTENT.length, sha256: null };
-    const link = server.baseUrl + (await createDownloadLink(server.app.db.kysely, team.teamId, expired.id, file, READ)).path;
+    const link = server.baseUrl + (await createDownloadLink(server.app.db.kysely, team.teamId, { tokenId: expired.id }, file, READ)).path;
     expect((await get(link)).status).toBe(404);
+  });
+});
+
+describe('GET /downloads/{link} and the member who asked for it in the panel', () => {
+  it('serves the link while the member is in the team, and refuses it with 404 once removed', async () => {
+    const db = server.app.db.kysely;
+    const file = { path: filePath, filename: 'file.eml', contentType: 'message/rfc822', sizeBytes: CONTENT.length, sha256: null };
+    const panelRead = { ...READ, channel: 'panel' };
+    const stays = await upsertMember(db, { teamId: team.teamId, email: 'stays@example.com', role: 'member', passwordHash: null });
+    const kept = server.baseUrl + (await createDownloadLink(db, team.teamId, { userId: stays }, file, panelRead)).path;
+    expect(await get(kept)).toEqual({ status: 200, text: CONTENT });
+
+    const leaves = await upsertMember(db, { teamId: team.teamId, email: 'leaves@example.com', role: 'member', passwordHash: null });
+    const dropped = server.baseUrl + (await createDownloadLink(db, team.teamId, { userId: leaves }, file, panelRead)).path;
+    await removeMember(db, team.teamId, leaves);
+    expect((await get(dropped)).status).toBe(404);
   });
 });

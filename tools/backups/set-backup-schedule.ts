@@ -24,5 +24,5 @@ export default defineCapability({
   hints: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
   errors: ['validation_failed', 'not_found'],
   run: async ({ service_id: serviceId, ...schedule }, { db, actor, approvedOperationId }) =>
-    writeSchedule(db.kysely, serviceId, schedule, Date.now(), { by: { type: 'token', id: actor.tokenId }, approvedOperationId }),
+    writeSchedule(db.kysely, serviceId, schedule, Date.now(), { by: actor.userId === undefined ? { type: 'token', id: actor.tokenId } : { type: 'user', id: actor.userId }, approvedOperationId }),
 });

@@ -20,5 +20,6 @@ export default defineCapability({
   hints: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   errors: ['validation_failed', 'not_found', 'conflict', 'own_decision'],
   run: async (input, context) => decisionView(await answerDecision(context, context.target as unknown as DecisionRow, input.answer,
-    { type: 'token', tokenId: context.actor.tokenId, channel: context.actor.channel })),
+    context.actor.userId === undefined ? { type: 'token', tokenId: context.actor.tokenId, channel: context.actor.channel }
+      : { type: 'member', userId: context.actor.userId, channel: 'panel' })),
 });

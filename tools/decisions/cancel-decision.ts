@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineCapability } from '../../src/core/capability.js';
+import { actingToken, defineCapability } from '../../src/core/capability.js';
 import type { DecisionRow } from '../../src/db/repositories/decisions.js';
 import { cancelDecision } from '../../src/decisions/answering.js';
 import { DecisionId, DecisionView } from '../schemas.js';
@@ -17,5 +17,5 @@ export default defineCapability({
   hints: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   errors: ['validation_failed', 'not_found', 'conflict', 'not_decision_asker'],
   run: async (_input, context) => decisionView(await cancelDecision(context, context.target as unknown as DecisionRow,
-    context.actor.tokenId, context.actor.channel)),
+    actingToken(context.actor, 'Cancelling a decision'), context.actor.channel)),
 });

@@ -18,5 +18,5 @@ export default defineCapability({
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed'],
   run: async (input, { db, reach, actor }) =>
-    toPage(await listReachableOperations(db.kysely, reach, input), input.limit, (row) => operationView(row, { tokenId: actor.tokenId })),
+    toPage(await listReachableOperations(db.kysely, reach, input), input.limit, (row) => operationView(row, actor)),
 });

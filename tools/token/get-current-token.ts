@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineCapability } from '../../src/core/capability.js';
+import { AppError } from '../../src/core/errors.js';
 import { restrictionLists } from '../../src/db/repositories/tokens.js';
 import { PermissionIdSchema } from '../schemas.js';
 
@@ -27,6 +28,8 @@ export default defineCapability({
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: [],
   run: async (_input, { db, reach, caller }) => {
+    // invoke() lets no member in the panel this far (permission null is a token's own); said again for the type.
+    if (!caller) throw new AppError('not_found', 'A member in the panel calls with no API token: there is no calling token to read.');
     const lists = await restrictionLists(db.kysely, caller.tokenId);
     return {
       id: caller.tokenId,

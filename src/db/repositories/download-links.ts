@@ -1,5 +1,6 @@
 // Short-lived download links, each good for one download. The link value is the credential, so
-// only its hash is stored; using it also requires the token that asked for it to still be valid.
+// only its hash is stored; using it also requires the token that asked for it to still be valid
+// (or, for a link a member asked for in the panel, the member to still be in the team).
 //
 // "One download", precisely (docs/rest-api.md, "Mail catcher"): a link not yet used expires
 // LINK_MINUTES after it was issued. HEAD never uses it up (a link preview only looks). The first
@@ -25,11 +26,14 @@ export interface DownloadRecord {
   channel: string;
 }
 
-export async function createDownloadLink(db: Kysely<Database>, teamId: string, tokenId: string, file: FileSource, record: DownloadRecord) {
+/** Who asks for a link: a token, or a member in the panel. */
+export type LinkAsker = { tokenId: string; userId?: undefined } | { userId: string; tokenId?: undefined };
+
+export async function createDownloadLink(db: Kysely<Database>, teamId: string, asker: LinkAsker, file: FileSource, record: DownloadRecord) {
   const value = randomBytes(24).toString('base64url');
   const expiresAt = new Date(Date.now() + LINK_MINUTES * 60_000).toISOString();
   await db.insertInto('download_links').values({
-    id_hash: hashOf(value), team_id: teamId, token_id: tokenId, file: JSON.stringify(file), created_at: nowIso(), expires_at: expiresAt, used_at: null,
+    id_hash: hashOf(value), team_id: teamId, token_id: asker.tokenId ?? null, user_id: asker.userId ?? null, file: JSON.stringify(file), created_at: nowIso(), expires_at: expiresAt, used_at: null,
     action: record.action, target_type: record.target.type, target_id: record.target.id, channel: record.channel,
   }).execute();
   return { path: `/downloads/${value}`, expiresAt };
@@ -40,20 +44,29 @@ export interface UsableDownloadLink {
   file: FileSource;
   /** Who asked for it, and what its use is recorded as (null parts: a link issued by an earlier version). */
   teamId: string;
-  tokenId: string;
+  asker: LinkAsker;
   record: { action: string | null; targetType: string | null; targetId: string | null; channel: string | null };
 }
 
-/** The link and its file while it can be used (known, neither spent nor expired, its token neither revoked nor expired); changes nothing. */
+/**
+ * The link and its file while it can be used (known, neither spent nor expired, its token neither
+ * revoked nor expired, or its member still in the team); changes nothing.
+ */
 export async function findUsableDownloadLink(db: Kysely<Database>, value: string): Promise<UsableDownloadLink | undefined> {
   const idHash = hashOf(value);
-  const row = await db.selectFrom('download_links as l').innerJoin('api_tokens as t', 't.id', 'l.token_id')
+  const row = await db.selectFrom('download_links as l').leftJoin('api_tokens as t', 't.id', 'l.token_id')
+    .leftJoin('memberships as m', (join) => join.onRef('m.team_id', '=', 'l.team_id').onRef('m.user_id', '=', 'l.user_id'))
     .innerJoin('teams as team', 'team.id', 'l.team_id')
-    .select(['l.file', 'l.team_id', 'l.token_id', 'l.action', 'l.target_type', 'l.target_id', 'l.channel', 't.revoked_at', 't.expires_on', 'team.timezone'])
+    .select(['l.file', 'l.team_id', 'l.token_id', 'l.user_id', 'l.action', 'l.target_type', 'l.target_id', 'l.channel',
+      't.id as known_token', 't.revoked_at', 't.expires_on', 'm.user_id as member', 'm.removed_at', 'team.timezone'])
     .where('l.id_hash', '=', idHash).where('l.expires_at', '>', nowIso()).executeTakeFirst();
-  if (!row || row.revoked_at !== null || isExpired(row.expires_on, row.timezone)) return undefined;
+  if (!row) return undefined;
+  const asker: LinkAsker | undefined = row.token_id !== null
+    ? (row.known_token !== null && row.revoked_at === null && !isExpired(row.expires_on, row.timezone) ? { tokenId: row.token_id } : undefined)
+    : (row.user_id !== null && row.member !== null && row.removed_at === null ? { userId: row.user_id } : undefined);
+  if (!asker) return undefined;
   return {
-    idHash, file: JSON.parse(row.file) as FileSource, teamId: row.team_id, tokenId: row.token_id,
+    idHash, file: JSON.parse(row.file) as FileSource, teamId: row.team_id, asker,
     record: { action: row.action, targetType: row.target_type, targetId: row.target_id, channel: row.channel },
   };
 }

@@ -11,7 +11,7 @@ export const OPERATION_COLUMNS = [
   'o.id', 'o.kind', 'o.state', 'o.reason', 'o.service_id', 'o.server_id', 'o.requested_channel',
   'o.created_at', 'o.started_at', 'o.finished_at', 'o.parameters', 'o.decision_id',
   // For the view's result, which only the requesting token sees opened (tools/views.ts).
-  'o.result', 'o.requested_by_token_id',
+  'o.result', 'o.requested_by_token_id', 'o.requested_by_user_id',
 ] as const;
 
 /**
@@ -92,6 +92,8 @@ export interface NewOperation {
   serverId: string | null;
   parameters: object;
   tokenId: string | null;
+  /** The member who asked in the panel, when no token did. */
+  userId?: string | null;
   channel: string;
   idempotencyKey: string | null;
   fingerprint: string | null;
@@ -121,7 +123,7 @@ export async function insertOperation(db: Kysely<Database>, values: NewOperation
     state: 'queued', reason: null, parameters: JSON.stringify(values.parameters), result: null,
     requested_by_token_id: values.tokenId, requested_channel: values.channel, idempotency_key: values.idempotencyKey,
     request_fingerprint: values.fingerprint, lease_owner: null, lease_expires_at: null, created_at: at,
-    started_at: null, finished_at: null, decision_id: null, steps: null,
+    started_at: null, finished_at: null, decision_id: null, steps: null, requested_by_user_id: values.userId ?? null,
   };
   await db.insertInto('operations').values(row).execute();
   return row;

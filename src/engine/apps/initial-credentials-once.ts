@@ -16,7 +16,9 @@ export type InitialCredentials = NonNullable<ReturnType<typeof openInitialCreden
 
 /** Who reads, and through which answer: the sentence left in the credentials' place names both. */
 export interface CredentialsReader {
-  tokenId: string;
+  /** The token that reads, or the member (in the panel): only who requested the create is given them. */
+  tokenId?: string | undefined;
+  userId?: string | undefined;
   channel: Channel;
   /** The capability whose answer carries them: get_operation, or the action tool that waited. */
   answer: string;
@@ -24,10 +26,17 @@ export interface CredentialsReader {
 }
 
 interface StoredOperation {
-  id: string; state: string; service_id: string | null; result?: string | null; requested_by_token_id?: string | null;
+  id: string; state: string; service_id: string | null; result?: string | null;
+  requested_by_token_id?: string | null; requested_by_user_id?: string | null;
 }
 
-const CHANNEL_NAMES: Record<Channel, string> = { api: 'REST', mcp: 'MCP' };
+/** Whether `reader` requested the operation: its token, or the member who asked in the panel. */
+export function requestedBy(operation: Omit<StoredOperation, 'id' | 'state' | 'service_id'>, reader: Pick<CredentialsReader, 'tokenId' | 'userId'>): boolean {
+  if (reader.tokenId !== undefined) return operation.requested_by_token_id === reader.tokenId;
+  return reader.userId !== undefined && operation.requested_by_user_id === reader.userId;
+}
+
+const WHERE_SHOWN: Record<Channel, string> = { api: 'over REST', mcp: 'over MCP', panel: 'in the panel' };
 
 /**
  * The credentials, opened, for the one answer that erases them (`given`); null for any other
@@ -40,11 +49,11 @@ export async function takeInitialCredentials(
   const none = { given: null, lost: false };
   const stored = operation.result;
   if (operation.state !== 'succeeded' || !stored || !operation.service_id || !reader.secrets) return none;
-  if (!operation.requested_by_token_id || operation.requested_by_token_id !== reader.tokenId) return none;
+  if (!requestedBy(operation, reader)) return none;
   const credentials = openInitialCredentials(JSON.parse(stored) as object, operation.service_id, reader.secrets);
   if (!credentials) return none;
-  const shown = `The initial credentials were shown once, at ${nowIso()}, in the answer of ${reader.answer} over ` +
-    `${CHANNEL_NAMES[reader.channel]}, and are kept nowhere since.`;
+  const shown = `The initial credentials were shown once, at ${nowIso()}, in the answer of ${reader.answer} ` +
+    `${WHERE_SHOWN[reader.channel]}, and are kept nowhere since.`;
   const taken = await replaceOperationResult(db, operation.id, stored, JSON.stringify({ initial_credentials_shown: shown }));
   return taken ? { given: credentials, lost: false } : { given: null, lost: true };
 }

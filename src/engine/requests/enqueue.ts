@@ -61,13 +61,15 @@ export async function enqueue(context: RequestContext, capability: string, input
   const key = context.idempotencyKey;
   const fingerprint = idempotencyFingerprint(key, capability, input);
   const { operation, queued } = await inWriteTransaction(context.db.kysely, async (trx) => {
-    const earlier = await retriedOperation(trx, context.actor.tokenId, key, fingerprint);
+    // Only a token sends an Idempotency-Key; a member's form is sent once (the panel answers with a redirect).
+    const earlier = context.actor.tokenId === undefined ? undefined : await retriedOperation(trx, context.actor.tokenId, key, fingerprint);
     if (earlier) return { operation: earlier, queued: false };
     const at = nowIso();
     const operationId = newId('op');
     const { afterInsert, ...planned } = await plan(trx, { operationId, at });
     const row = await insertOperation(trx, {
-      ...planned, teamId: context.reach.teamId, tokenId: context.actor.tokenId, channel: context.actor.channel,
+      ...planned, teamId: context.reach.teamId, tokenId: context.actor.tokenId ?? null, userId: context.actor.userId ?? null,
+      channel: context.actor.channel,
       idempotencyKey: key ?? null, fingerprint,
     }, operationId, at);
     await afterInsert?.(trx, row);

@@ -1,7 +1,8 @@
 // The only script of the panel: the copy button next to a token value shown once, the search
-// fields of the token forms, and the live service page. Everything else works without
-// JavaScript (a form's "Find" button sends it back to be shown with the matches; the service
-// page shows what was true when it was loaded).
+// fields of the token forms, the live service page, and the operation page that follows an
+// action to its end. Everything else works without JavaScript (a form's "Find" button sends it
+// back to be shown with the matches; the service page shows what was true when it was loaded;
+// the operation page reloads itself until the operation ends).
 document.querySelectorAll('[data-copy-target]').forEach((button) => {
   button.hidden = false;
   button.addEventListener('click', async () => {
@@ -90,8 +91,9 @@ document.querySelectorAll('[data-live-service]').forEach((container) => {
     const live = await response.json();
     for (const name of ['state', 'revision', 'reason']) {
       const cell = container.querySelector(`[data-live="${name}"]`);
-      if (cell && live[name] !== null) cell.textContent = String(live[name]);
+      if (cell && cell.textContent !== String(live[name] ?? '—')) cell.textContent = String(live[name] ?? '—');
     }
+    showAddress(container.querySelector('[data-live="address"]'), live.url);
     for (const [label, value] of Object.entries(live.metrics ?? {})) {
       const cell = container.querySelector(`[data-metric="${label}"]`);
       if (cell) cell.textContent = value;
@@ -118,4 +120,65 @@ document.querySelectorAll('[data-live-service]').forEach((container) => {
     setTimeout(() => { void loop(); }, LIVE_EVERY_MS);
   }
   setTimeout(() => { void loop(); }, LIVE_EVERY_MS);
+});
+
+// The service's address as a link that opens it, or a sentence while it has none; built as
+// elements with the address as text and href, never as markup.
+function showAddress(cell, url) {
+  if (!cell) return;
+  const link = cell.querySelector('a');
+  if (url && link && link.getAttribute('href') === url) return;
+  if (!url && !link) return;
+  if (url) {
+    const next = document.createElement('a');
+    next.href = url;
+    next.target = '_blank';
+    next.rel = 'noopener noreferrer';
+    next.textContent = url;
+    cell.replaceChildren(next);
+  } else {
+    const none = document.createElement('span');
+    none.className = 'muted';
+    none.textContent = 'none while it is not running';
+    cell.replaceChildren(none);
+  }
+}
+
+// An operation page follows its operation: its state and steps every moment, and, once it has
+// ended, the page again, which then says what it led to (and a create's credentials, once).
+const FOLLOW_EVERY_MS = 1000;
+document.querySelectorAll('[data-live-operation]').forEach((container) => {
+  const url = container.getAttribute('data-live-url');
+  const state = container.querySelector('[data-live="state"]');
+  if (['succeeded', 'failed'].includes(state.textContent)) return;
+  const reason = container.querySelector('[data-live="reason"]');
+  const steps = container.querySelector('[data-live="steps"]');
+
+  async function follow() {
+    const response = await fetch(url, { headers: { accept: 'application/json' }, credentials: 'same-origin' });
+    if (!response.ok) return false;
+    const live = await response.json();
+    if (state.textContent !== live.state) state.textContent = live.state;
+    reason.textContent = live.reason ?? '—';
+    if (live.steps.length > 0 && steps.childElementCount !== live.steps.length) {
+      steps.replaceChildren(...live.steps.map((text) => {
+        const item = document.createElement('li');
+        item.textContent = text;
+        return item;
+      }));
+    }
+    return live.ended;
+  }
+
+  async function loop() {
+    let ended = false;
+    try {
+      ended = await follow();
+    } catch {
+      // Asked again at the next tick.
+    }
+    if (ended) window.location.reload();
+    else setTimeout(() => { void loop(); }, FOLLOW_EVERY_MS);
+  }
+  setTimeout(() => { void loop(); }, FOLLOW_EVERY_MS);
 });
