@@ -34,6 +34,7 @@ import { staleContainer } from './stale-container.js';
 import { mailRelayOf } from './mail-relay-of.js';
 import type { RelayPolicy } from '../../mail/relay-address.js';
 import { ensureFront, findFront, frontStatus, removeFront, stopFront, switchFront } from './service-front.js';
+import { restartCountOf } from './restart-count.js';
 
 export interface DockerDriverOptions {
   db: Kysely<Database>;
@@ -63,6 +64,8 @@ export class DockerDriver implements ServiceDriver {
   constructor(private readonly options: DockerDriverOptions) {
     this.apps = new AppServiceDriver(options);
   }
+
+  restartCount = (service: ServiceSpec): Promise<number> => restartCountOf(this.options.engines.engineOf(service.server).api, service.id);
 
   async provisionServer(server: ServerSpec): Promise<{ rootDir: string }> {
     // The engine answers and has the image (the bundled one is built there if missing), or a sentence says which is wrong.
