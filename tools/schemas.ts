@@ -54,6 +54,10 @@ export const ServiceState = builtOnce(() => z.enum([
   'provisioning', 'stopped', 'starting', 'running', 'stopping', 'redeploying', 'restoring', 'failed', 'deleting',
 ]));
 
+export const ServiceHealth = builtOnce(() => z.enum(['healthy', 'unhealthy', 'unknown'])
+  .describe('healthy: it runs and answers its health check (checked every 30 s by default); unhealthy: it should run and does not ' +
+    '(3 failed checks in a row, or it failed); unknown: it is not meant to run now (stopped, starting, in an operation), or not checked yet.'));
+
 export const ServiceView = builtOnce(() => z.object({
   id: ServiceId(),
   name: z.string(),
@@ -63,6 +67,8 @@ export const ServiceView = builtOnce(() => z.object({
   state: ServiceState(),
   revision: z.number().int().describe('Deployed revision; redeploy increments it.'),
   url: z.string().nullable().describe('Where the running service answers; null when it has no address.'),
+  health: ServiceHealth(),
+  health_since: z.string().nullable().describe('When health last changed (null: never watched since this was added).'),
   created_at: z.string(),
   updated_at: z.string(),
 }));
@@ -72,6 +78,8 @@ export const ServerView = builtOnce(() => z.object({
   name: z.string(),
   state: z.string(),
   capacity: z.number().int().describe('How many ERP services the server can host.'),
+  reachable: z.boolean().describe('False once its Docker engine failed 3 pings in a row (checked every 30 s by default); always true for a server of local processes.'),
+  reachable_since: z.string().nullable().describe('When reachable last changed (null: never).'),
   created_at: z.string(),
 }));
 
@@ -204,9 +212,9 @@ export const ActivityView = builtOnce(() => z.object({
     .describe('The token that acted; null for a person in the panel or the operator. On channel schedule: who last changed the schedule.'),
   member: z.object({ id: z.string(), email: z.string().nullable() }).nullable()
     .describe('The person who acted in the panel. On channel schedule: who last changed the schedule.'),
-  channel: z.enum(['rest', 'mcp', 'panel', 'cli', 'schedule', 'retention'])
+  channel: z.enum(['rest', 'mcp', 'panel', 'cli', 'schedule', 'retention', 'health'])
     .describe('rest includes the command line; cli is the operator on the server; schedule: a backup schedule removed a backup; ' +
-      'retention: backup retention did.'),
+      'retention: backup retention did; health: the health watcher saw a service or server fail or recover (its event\'s type as action).'),
   action: z.string().describe('A tool name, or a panel action such as create_token.'),
   target: z.object({ type: z.string(), id: z.string() }).nullable(),
   outcome: z.enum(['allowed', 'denied', 'failed']),

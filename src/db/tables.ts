@@ -201,11 +201,11 @@ export interface MaintenanceLeasesTable {
 /** The watcher's counts per service (src/health/service-checks.ts). */
 export interface ServiceHealthChecksTable {
   service_id: string;
-  failed_checks: ColumnType<number, number | undefined, number>;
+  failed_checks: number;
   first_failed_at: string | null; last_answer: string | null;
   restart_count: number | null;
   /** JSON array of ISO times: restarts seen within the crash-loop window. */
-  restarts_seen: ColumnType<string, string | undefined, string>;
+  restarts_seen: string;
   crash_loop_since: string | null;
 }
 

@@ -9,7 +9,7 @@ import { insertEvent } from '../db/repositories/events.js';
 import { insertTransition, type OperationKind, type OperationRow } from '../db/repositories/operations.js';
 import { serviceEventType, type EngineEventType } from './event-types.js';
 import { serviceUrl } from './service-url.js';
-import { healthOfState, settleIncidentsOfState } from '../health/state-incidents.js';
+import { healthOfState, settleIncidentsOfState, startBackupFailedIncident } from '../health/state-incidents.js';
 
 type OperationState = OperationRow['state'];
 
@@ -110,6 +110,7 @@ export async function endBackupState(
   if (!(await endBackup(trx, backupId, outcome))) return;
   const backup = await findBackupById(trx, backupId);
   if (!backup) return;
+  if (outcome.state === 'failed') await startBackupFailedIncident(trx, backup, outcome.at);
   await insertEvent(trx, {
     teamId: backup.team_id, type: (outcome.state === 'completed' ? 'backup.completed' : 'backup.failed') satisfies EngineEventType,
     at: outcome.at,

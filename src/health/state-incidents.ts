@@ -33,3 +33,13 @@ export async function settleIncidentsOfState(
   const reason = service.state_reason ? `: ${service.state_reason}` : '.';
   await startIncident(trx, { teamId: service.team_id, type: 'service', id: serviceId, name: service.name }, 'service_down', `${named} failed${reason}`, at);
 }
+
+/** A backup failed: one email (an incident that ends as it starts), at most one an hour per service. */
+export async function startBackupFailedIncident(
+  trx: Kysely<Database>, backup: { service_id: string; kind: string; reason: string | null }, at: string,
+): Promise<void> {
+  const service = await trx.selectFrom('erp_services').select(['team_id', 'name']).where('id', '=', backup.service_id).executeTakeFirst();
+  if (!service) return;
+  const what = `A ${backup.kind} backup of ERP service "${service.name}" failed${backup.reason ? `: ${backup.reason}` : '.'}`;
+  await startIncident(trx, { teamId: service.team_id, type: 'service', id: backup.service_id, name: service.name }, 'backup_failed', what, at, true);
+}

@@ -13,8 +13,9 @@ import { backupSchedulePath } from './backup-schedule-page.js';
 import { html, type Html } from './html.js';
 import { page, sendPage } from './layout.js';
 import { PanelRefusal, requireTeamSession } from './session-guard.js';
+import { SERVICE_PAGE_PATH } from './panel-paths.js';
 
-export const SERVICE_PAGE_PATH = '/panel/services';
+export { SERVICE_PAGE_PATH };
 const LOG_LINES = 200;
 const OPERATIONS_SHOWN = 10;
 const ID = /^svc_[0-9a-z]{20}$/;

@@ -73,7 +73,7 @@ const CrashLoopData = z.object({
 });
 const Reachability = ServerData.shape.server.extend({ reachable: z.boolean(), reachable_since: z.string().nullable() });
 const UnreachableData = z.object({
-  server: Reachability, failed_pings: z.number().int(), failing_since: z.string(),
+  server: Reachability, failed_pings: z.number().int(),
   error: z.string().describe('Why the engine did not answer (its address and the call named, no secret).'),
 });
 const ServerRecoveredData = z.object({ server: Reachability, since: z.string().describe('When it stopped answering.') });
