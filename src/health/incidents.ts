@@ -24,17 +24,19 @@ export interface IncidentSubject {
 /**
  * Starts an incident of `kind` about `subject` and writes its start emails; null (nothing
  * written) when one is open, or one started within the hour. `what` is the email's sentence.
+ * `since`: when what it is about began (the first failed check), if before `at`.
  * `endsAtOnce`: a one-off (a backup failed), ended as it starts, with no end email.
  */
 export async function startIncident(
-  trx: Kysely<Database>, subject: IncidentSubject, kind: IncidentKind, what: string, at: string, endsAtOnce = false,
+  trx: Kysely<Database>, subject: IncidentSubject, kind: IncidentKind, what: string, at: string,
+  options: { since?: string; endsAtOnce?: boolean } = {},
 ): Promise<string | null> {
-  const since = new Date(Date.parse(at) - FLAP_BOUND_MS).toISOString();
-  if (await findRecentIncident(trx, subject.id, kind, since)) return null;
+  const hourAgo = new Date(Date.parse(at) - FLAP_BOUND_MS).toISOString();
+  if (await findRecentIncident(trx, subject.id, kind, hourAgo)) return null;
   const id = newId('inc');
   await insertIncident(trx, {
     id, team_id: subject.teamId, kind, subject_type: subject.type, subject_id: subject.id, subject_name: subject.name,
-    started_at: at, ended_at: endsAtOnce ? at : null,
+    started_at: options.since ?? at, ended_at: options.endsAtOnce ? at : null,
   });
   await writeEmails(trx, subject.teamId, id, kind, 'start', what, at);
   return id;

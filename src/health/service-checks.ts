@@ -49,7 +49,7 @@ export async function recordCheck(
     await writeServiceHealthEvent(trx, service.id, 'service.unhealthy', {
       checks_failed: failed.failed_checks, failing_since: failed.first_failed_at, last_answer: result.answer, health_path: healthPath,
     }, sentence, at);
-    await startIncident(trx, { teamId: service.team_id, type: 'service', id: service.id, name: service.name }, 'service_down', sentence, at);
+    await startIncident(trx, { teamId: service.team_id, type: 'service', id: service.id, name: service.name }, 'service_down', sentence, at, { since: failed.first_failed_at });
     return 'unhealthy';
   });
 }

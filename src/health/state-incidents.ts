@@ -41,5 +41,5 @@ export async function startBackupFailedIncident(
   const service = await trx.selectFrom('erp_services').select(['team_id', 'name']).where('id', '=', backup.service_id).executeTakeFirst();
   if (!service) return;
   const what = `A ${backup.kind} backup of ERP service "${service.name}" failed${backup.reason ? `: ${backup.reason}` : '.'}`;
-  await startIncident(trx, { teamId: service.team_id, type: 'service', id: backup.service_id, name: service.name }, 'backup_failed', what, at, true);
+  await startIncident(trx, { teamId: service.team_id, type: 'service', id: backup.service_id, name: service.name }, 'backup_failed', what, at, { endsAtOnce: true });
 }
