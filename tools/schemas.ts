@@ -125,10 +125,13 @@ export const OperationView = builtOnce(() => z.object({
       .describe('In place of initial_credentials once they were shown: when, and in which answer over which channel.'),
     safety_backup_id: BackupId().nullable().optional()
       .describe('For a restore, the safety backup holding the data it replaced (null when the service had no data yet).'),
+    crash_loop: z.object({ detected_at: z.string(), restarts: z.number().int(), window_minutes: z.number().int() }).optional()
+      .describe('For a start, redeploy or restore: the service it started crashed in a loop within 5 minutes after (service.crash_loop), ' +
+        'though the operation succeeded. To every reader.'),
   }).nullable()
     .describe('What a succeeded operation gives back: for a restore, safety_backup_id (to every reader); for create_erp_service ' +
-      'of an app with an admin login, initial_credentials once to the token that requested it, then initial_credentials_shown. ' +
-      'null otherwise, and for every other reader.'),
+      'of an app with an admin login, initial_credentials once to the token that requested it, then initial_credentials_shown; ' +
+      'crash_loop when what it started then crashed in a loop. null otherwise, and for every other reader.'),
 }));
 
 /** get_operation's view: the operation and what each of its steps did (src/engine/operation-steps.ts). */

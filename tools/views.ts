@@ -74,6 +74,14 @@ export function operationView(row: OperationRow, viewer?: OperationViewer, given
  * null until they were shown.
  */
 function shownResult(row: OperationRow, viewer: OperationViewer | undefined, given: InitialCredentials | null | undefined): Infer<typeof OperationView>['result'] {
+  const shown = resultForViewer(row, viewer, given);
+  // What the health watcher added (src/health/crash-loops.ts): to every reader, like a restore's safety backup.
+  const crashLoop = row.state === 'succeeded' && row.result
+    ? (JSON.parse(row.result) as { crash_loop?: NonNullable<Infer<typeof OperationView>['result']>['crash_loop'] }).crash_loop : undefined;
+  return crashLoop ? { ...shown, crash_loop: crashLoop } : shown;
+}
+
+function resultForViewer(row: OperationRow, viewer: OperationViewer | undefined, given: InitialCredentials | null | undefined): Infer<typeof OperationView>['result'] {
   if (row.state === 'succeeded' && row.kind === 'restore' && row.result) {
     return { safety_backup_id: (JSON.parse(row.result) as { safety_backup_id?: string | null }).safety_backup_id ?? null };
   }

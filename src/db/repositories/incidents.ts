@@ -81,3 +81,15 @@ export async function endEmailAttempt(
     lease_owner: null, lease_expires_at: null, sent_at: outcome.state === 'sent' ? outcome.at : null,
   }).where('id', '=', id).execute();
 }
+
+/** The kinds a member chose (comma-separated), or undefined when they never chose. */
+export async function findMemberNotificationKinds(db: Kysely<Database>, teamId: string, userId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('member_notifications').select('kinds').where('team_id', '=', teamId).where('user_id', '=', userId).executeTakeFirst();
+  return row?.kinds;
+}
+
+export async function setMemberNotificationKinds(db: Kysely<Database>, teamId: string, userId: string, kinds: readonly IncidentKind[], at: string): Promise<void> {
+  const value = kinds.join(',');
+  await db.insertInto('member_notifications').values({ team_id: teamId, user_id: userId, kinds: value, updated_at: at })
+    .onConflict((conflict) => conflict.columns(['team_id', 'user_id']).doUpdateSet({ kinds: value, updated_at: at })).execute();
+}
