@@ -21,7 +21,8 @@ async function setNotificationMailCommand(db: Kysely<Database>, args: string[]):
 }
 
 function relayOf(text: string): { host: string; port: number } {
-  const refused = `${COMMAND}: --relay must be smtp://HOST:PORT (a relay that takes plain SMTP without a login); got "${text}".`;
+  // The value is not repeated: it may hold a password someone tried to give with it.
+  const refused = `${COMMAND}: --relay must be smtp://HOST:PORT, a relay that takes plain SMTP without a login.`;
   let url: URL;
   try {
     url = new URL(text);

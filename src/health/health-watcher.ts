@@ -9,7 +9,10 @@
 // injected: tests move time.
 import type { Db } from '../db/connect.js';
 import { holdMaintenanceLease, releaseMaintenanceLease } from '../db/repositories/maintenance-leases.js';
-import { listDockerServers, listRecentlyStarted, listWatchedServices, type PingedServer, type WatchedService } from '../db/repositories/service-health.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  countWatchedServices, listDockerServers, listRecentlyStarted, listWatchedServices, type PingedServer, type WatchedService,
+} from '../db/repositories/service-health.js';
 import { findApp } from '../engine/apps/app-registry.js';
 import { runsAnApp } from '../engine/docker/app-service-driver.js';
 import { DockerError } from '../engine/docker/docker-api.js';
@@ -26,7 +29,7 @@ import { recordCheck } from './service-checks.js';
 
 export const HEALTH_WATCH_LEASE = 'health-watch';
 
-const PAGE = 500;
+const PAGE = 100;
 /** Checks (and engine reads) in flight at once. */
 const CONCURRENCY = 64;
 /** The local driver's ERP application answers here (src/engine/erp-app). */
@@ -115,7 +118,14 @@ export class HealthWatcher {
     const recent = new Map((await listRecentlyStarted(this.db.kysely, new Date(now - WATCH_AFTER_OPERATION_MS).toISOString()))
       .map((operation) => [operation.service_id as string, operation.id]));
     const healthPaths = new Map<string, Promise<string>>();
-    for (let after = ''; ;) {
+    // Pages spread over half the interval: 10,000 checks at once would hold the event loop (and
+    // so every request this node serves) for their whole burst.
+    const watched = await countWatchedServices(this.db.kysely);
+    const spreadMs = this.options.intervalMs / 2;
+    const pagesStarted = performance.now();
+    for (let after = '', page = 0; ; page += 1) {
+      const due = pagesStarted + (page * PAGE / Math.max(watched, 1)) * spreadMs;
+      if (due > performance.now()) await sleep(due - performance.now());
       const services = await listWatchedServices(this.db.kysely, after, PAGE);
       await inParallel(services, CONCURRENCY, async (service) => {
         try {

@@ -19,6 +19,13 @@ export async function listWatchedServices(db: Kysely<Database>, afterId: string,
     .orderBy('s.id').limit(limit).execute();
 }
 
+/** How many services a pass watches (to spread its pages over the interval). */
+export async function countWatchedServices(db: Kysely<Database>): Promise<number> {
+  const row = await db.selectFrom('erp_services').select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('deleted_at', 'is', null).where('state', 'in', ['running', 'failed']).executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
 export type WatchedService = Awaited<ReturnType<typeof listWatchedServices>>[number];
 
 type Counts = Omit<ServiceHealthChecksTable, 'service_id'>;
