@@ -54,9 +54,10 @@ export const ServiceState = builtOnce(() => z.enum([
   'provisioning', 'stopped', 'starting', 'running', 'stopping', 'redeploying', 'restoring', 'failed', 'deleting',
 ]));
 
-export const ServiceHealth = builtOnce(() => z.enum(['healthy', 'unhealthy', 'unknown'])
-  .describe('healthy: it runs and answers its health check (checked every 30 s by default); unhealthy: it should run and does not ' +
-    '(3 failed checks in a row, or it failed); unknown: it is not meant to run now (stopped, starting, in an operation), or not checked yet.'));
+// unhealthy: it should run and does not (3 failed health checks in a row, or it failed); unknown:
+// not meant to run now (docs/health.md). Said there and in the OpenAPI document's service view,
+// not in every tool's schema (test/mcp/tool-list-size.test.ts).
+export const ServiceHealth = builtOnce(() => z.enum(['healthy', 'unhealthy', 'unknown']));
 
 export const ServiceView = builtOnce(() => z.object({
   id: ServiceId(),
@@ -67,8 +68,9 @@ export const ServiceView = builtOnce(() => z.object({
   state: ServiceState(),
   revision: z.number().int().describe('Deployed revision; redeploy increments it.'),
   url: z.string().nullable().describe('Where the running service answers; null when it has no address.'),
-  health: ServiceHealth(),
-  health_since: z.string().nullable().describe('When health last changed (null: never watched since this was added).'),
+  health: ServiceHealth().describe('healthy: runs and answers its health check; unhealthy: should run and does not (3 failed checks in a row, ' +
+    'or failed); unknown: not meant to run now.'),
+  health_since: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
 }));
@@ -78,8 +80,7 @@ export const ServerView = builtOnce(() => z.object({
   name: z.string(),
   state: z.string(),
   capacity: z.number().int().describe('How many ERP services the server can host.'),
-  reachable: z.boolean().describe('False once its Docker engine failed 3 pings in a row (checked every 30 s by default); always true for a server of local processes.'),
-  reachable_since: z.string().nullable().describe('When reachable last changed (null: never).'),
+  reachable: z.boolean().describe('False once its engine failed 3 pings in a row.'),
   created_at: z.string(),
 }));
 
@@ -125,13 +126,11 @@ export const OperationView = builtOnce(() => z.object({
       .describe('In place of initial_credentials once they were shown: when, and in which answer over which channel.'),
     safety_backup_id: BackupId().nullable().optional()
       .describe('For a restore, the safety backup holding the data it replaced (null when the service had no data yet).'),
-    crash_loop: z.object({ detected_at: z.string(), restarts: z.number().int(), window_minutes: z.number().int() }).optional()
-      .describe('For a start, redeploy or restore: the service it started crashed in a loop within 5 minutes after (service.crash_loop), ' +
-        'though the operation succeeded. To every reader.'),
+    crash_loop: z.string().optional().describe('What it started then crashed in a loop: how, and since when (service.crash_loop).'),
   }).nullable()
     .describe('What a succeeded operation gives back: for a restore, safety_backup_id (to every reader); for create_erp_service ' +
-      'of an app with an admin login, initial_credentials once to the token that requested it, then initial_credentials_shown; ' +
-      'crash_loop when what it started then crashed in a loop. null otherwise, and for every other reader.'),
+      'of an app with an admin login, initial_credentials once to the token that requested it, then initial_credentials_shown. ' +
+      'null otherwise, and for every other reader.'),
 }));
 
 /** get_operation's view: the operation and what each of its steps did (src/engine/operation-steps.ts). */

@@ -25,10 +25,7 @@ export function serviceView(row: ServiceRow): Infer<typeof ServiceView> {
 type ServerRow = Omit<Infer<typeof ServerView>, 'reachable'> & { reachable: number };
 
 export function serverView(row: ServerRow): Infer<typeof ServerView> {
-  return {
-    id: row.id, name: row.name, state: row.state, capacity: row.capacity, reachable: row.reachable === 1, reachable_since: row.reachable_since,
-    created_at: row.created_at,
-  };
+  return { id: row.id, name: row.name, state: row.state, capacity: row.capacity, reachable: row.reachable === 1, created_at: row.created_at };
 }
 
 export function backupView(row: Infer<typeof BackupView>): Infer<typeof BackupView> {
@@ -76,8 +73,7 @@ export function operationView(row: OperationRow, viewer?: OperationViewer, given
 function shownResult(row: OperationRow, viewer: OperationViewer | undefined, given: InitialCredentials | null | undefined): Infer<typeof OperationView>['result'] {
   const shown = resultForViewer(row, viewer, given);
   // What the health watcher added (src/health/crash-loops.ts): to every reader, like a restore's safety backup.
-  const crashLoop = row.state === 'succeeded' && row.result
-    ? (JSON.parse(row.result) as { crash_loop?: NonNullable<Infer<typeof OperationView>['result']>['crash_loop'] }).crash_loop : undefined;
+  const crashLoop = row.state === 'succeeded' && row.result ? (JSON.parse(row.result) as { crash_loop?: string }).crash_loop : undefined;
   return crashLoop ? { ...shown, crash_loop: crashLoop } : shown;
 }
 

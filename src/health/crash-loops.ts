@@ -39,7 +39,7 @@ export async function recordRestarts(
         { restarts: restarts.length, window_minutes: WINDOW_MINUTES, operation_id: recentOperationId }, sentence, at);
       await startIncident(trx, { teamId: service.team_id, type: 'service', id: service.id, name: service.name }, 'crash_loop', sentence, at);
       if (recentOperationId) {
-        await addToOperationResult(trx, recentOperationId, { crash_loop: { detected_at: at, restarts: restarts.length, window_minutes: WINDOW_MINUTES } });
+        await addToOperationResult(trx, recentOperationId, { crash_loop: `${sentence} Seen at ${at}, within ${WINDOW_MINUTES} minutes after this operation.` });
       }
       return 'crash_loop' as const;
     });

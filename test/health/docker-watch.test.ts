@@ -110,7 +110,9 @@ describe.runIf(dockerAvailable)('the health watcher on Docker engines', () => {
     const [crashLoop] = await eventsAbout('service.crash_loop', serviceId);
     expect(crashLoop).toMatchObject({ restarts: 3, window_minutes: 5, operation_id: operation.id });
     const seen = await send(team.server.baseUrl, 'GET', `/api/operations/${operation.id}`, team.token);
-    expect(seen.body).toMatchObject({ state: 'succeeded', result: { crash_loop: { restarts: 3, window_minutes: 5, detected_at: expect.any(String) } } });
+    expect(seen.body).toMatchObject({
+      state: 'succeeded', result: { crash_loop: expect.stringContaining('The engine restarted ERP service "Crashing" 3 times within 5 minutes') },
+    });
     // Once per incident: it goes on restarting, and no second event comes.
     await sleep(8_000);
     expect(await eventsAbout('service.crash_loop', serviceId)).toHaveLength(1);

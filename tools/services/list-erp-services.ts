@@ -2,16 +2,16 @@ import { z } from 'zod';
 import { defineCapability } from '../../src/core/capability.js';
 import { listReachableServices } from '../../src/db/repositories/services.js';
 import { toPage } from '../../src/db/pagination.js';
-import { PageInput, pageOf, ServiceHealth, ServiceView } from '../schemas.js';
+import { PageInput, pageOf, ServiceView } from '../schemas.js';
 import { serviceView } from '../views.js';
 
 export default defineCapability({
   name: 'list_erp_services',
   title: 'List ERP services',
-  description: 'Lists the ERP services this token reaches; health=unhealthy lists those that should run and do not. Copies: list_erp_service_copies.',
+  description: 'The ERP services this token reaches (copies: list_erp_service_copies).',
   permission: 'services:read',
   target: { kind: 'team' },
-  input: () => z.strictObject({ ...PageInput(), health: ServiceHealth().optional().describe('Only the services with this health.') }),
+  input: () => z.strictObject({ ...PageInput(), health: z.enum(['healthy', 'unhealthy']).optional() }),
   output: () => pageOf(ServiceView()),
   http: { method: 'GET', path: '/api/service-erp', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
