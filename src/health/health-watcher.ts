@@ -62,6 +62,8 @@ export interface PassReport {
 export class HealthWatcher {
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<PassReport> | undefined;
+  /** Aborted by close(): a pass waiting between its pages ends there rather than hold the shutdown. */
+  private closing = new AbortController();
   /** The passes this process ran, newest last (a few), for the benchmark and tests. */
   readonly passes: PassReport[] = [];
 
@@ -72,6 +74,7 @@ export class HealthWatcher {
 
   start(): void {
     if (this.options.intervalMs <= 0) return;
+    if (this.closing.signal.aborted) this.closing = new AbortController();
     this.timer = setInterval(() => {
       if (this.ticking) return;
       this.tick().catch((error: unknown) => this.options.onError(error, 'watching health'));
@@ -81,6 +84,7 @@ export class HealthWatcher {
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    this.closing.abort();
     await this.ticking?.catch(() => undefined);
     await releaseMaintenanceLease(this.db.kysely, HEALTH_WATCH_LEASE, this.options.owner).catch(() => undefined);
   }
@@ -125,7 +129,7 @@ export class HealthWatcher {
     const pagesStarted = performance.now();
     for (let after = '', page = 0; ; page += 1) {
       const due = pagesStarted + (page * PAGE / Math.max(watched, 1)) * spreadMs;
-      if (due > performance.now()) await sleep(due - performance.now());
+      if (due > performance.now() && !(await sleep(due - performance.now(), true, { signal: this.closing.signal }).catch(() => false))) break;
       const services = await listWatchedServices(this.db.kysely, after, PAGE);
       await inParallel(services, CONCURRENCY, async (service) => {
         try {
