@@ -600,3 +600,88 @@ CREATE INDEX IF NOT EXISTS service_name_grams_service ON service_name_grams (ser
 INSERT INTO service_name_grams (team_id, gram, service_id)
 SELECT s.team_id, lower(substr(s.name, p.n, 3)), s.id FROM erp_services s JOIN name_positions p ON p.n <= length(s.name) - 2
 WHERE NOT EXISTS (SELECT 1 FROM service_name_grams g WHERE g.service_id = s.id) ON CONFLICT DO NOTHING;
+
+-- Health, watched between operations (src/health/): a service's health as its API shows it
+-- (healthy, unhealthy, unknown) and since when. A change of state sets it (running: healthy, the
+-- start waited for its health check; failed: unhealthy; any other: unknown); the watcher sets it
+-- from its checks in between. Written only when it changes, so the index costs nothing per check.
+ALTER TABLE erp_services ADD COLUMN IF NOT EXISTS health TEXT NOT NULL DEFAULT 'unknown';
+ALTER TABLE erp_services ADD COLUMN IF NOT EXISTS health_since TEXT;
+-- list_erp_services?health=unhealthy and the Overview's unhealthy services: one range of this index.
+CREATE INDEX IF NOT EXISTS erp_services_team_health ON erp_services (team_id, health, id);
+-- Whether the watcher reaches a server's Docker engine (local servers: always), since when, and
+-- the failed pings in a row that count towards server.unreachable.
+ALTER TABLE servers ADD COLUMN IF NOT EXISTS reachable INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE servers ADD COLUMN IF NOT EXISTS reachable_since TEXT;
+ALTER TABLE servers ADD COLUMN IF NOT EXISTS failed_pings INTEGER NOT NULL DEFAULT 0;
+
+-- The watcher's own counts per service, kept across nodes (a node that takes the watch over goes
+-- on from them): failed checks in a row and the last answer; the engine's restart count last
+-- read and the times restarts were seen within the crash-loop window (JSON array of ISO times);
+-- since when a crash loop is open. A row exists only once something was counted.
+CREATE TABLE IF NOT EXISTS service_health_checks (
+  service_id       TEXT PRIMARY KEY REFERENCES erp_services (id),
+  failed_checks    INTEGER NOT NULL DEFAULT 0,
+  first_failed_at  TEXT,
+  last_answer      TEXT,
+  restart_count    INTEGER,
+  restarts_seen    TEXT NOT NULL DEFAULT '[]',
+  crash_loop_since TEXT
+);
+
+-- Incidents: what the team is emailed about, one email when it starts and one when it ends. A
+-- subject (a service or a server) starts at most one incident of a kind an hour, so a service that
+-- flaps mails twice an hour at most (its events still go out). kind: service_down, crash_loop,
+-- server_unreachable, backup_failed (which starts and ends at once: one email).
+CREATE TABLE IF NOT EXISTS incidents (
+  id            TEXT PRIMARY KEY,
+  team_id       TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  kind          TEXT NOT NULL,
+  subject_type  TEXT NOT NULL CHECK (subject_type IN ('service', 'server')),
+  subject_id    TEXT NOT NULL,
+  subject_name  TEXT NOT NULL,
+  started_at    TEXT NOT NULL,
+  ended_at      TEXT
+);
+CREATE INDEX IF NOT EXISTS incidents_subject ON incidents (subject_id, kind, started_at);
+
+-- Emails about incidents, written in the transaction that starts or ends the incident, one per
+-- recipient, and sent by the watcher through the installation's relay; taken with a lease, so one
+-- node sends each. The text is made when it is sent (it holds the panel's address).
+CREATE TABLE IF NOT EXISTS notification_emails (
+  id            TEXT PRIMARY KEY,
+  team_id       TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  incident_id   TEXT NOT NULL REFERENCES incidents (id) ON DELETE CASCADE,
+  phase         TEXT NOT NULL CHECK (phase IN ('start', 'end')),
+  recipient     TEXT NOT NULL,
+  what          TEXT NOT NULL,
+  state         TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'failed')),
+  attempts      INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at TEXT NOT NULL,
+  lease_owner   TEXT,
+  lease_expires_at TEXT,
+  last_error    TEXT,
+  created_at    TEXT NOT NULL,
+  sent_at       TEXT
+);
+CREATE INDEX IF NOT EXISTS notification_emails_due ON notification_emails (state, next_attempt_at);
+
+-- The installation's outgoing relay for these emails (teaminfra admin set-notification-mail): one
+-- row, id 'relay'. No row: no email is written.
+CREATE TABLE IF NOT EXISTS notification_mail (
+  id            TEXT PRIMARY KEY,
+  relay_host    TEXT NOT NULL,
+  relay_port    INTEGER NOT NULL,
+  from_address  TEXT NOT NULL,
+  updated_at    TEXT NOT NULL
+);
+
+-- Which kinds of incident each owner or admin is emailed about, chosen on the panel: a
+-- comma-separated list of kinds. No row: the defaults (src/health/notification-kinds.ts).
+CREATE TABLE IF NOT EXISTS member_notifications (
+  team_id       TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  user_id       TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  kinds         TEXT NOT NULL,
+  updated_at    TEXT NOT NULL,
+  PRIMARY KEY (team_id, user_id)
+);

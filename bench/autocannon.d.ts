@@ -10,6 +10,8 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     method?: string;
     timeout?: number;
+    /** Requests per second across all connections, at most: a fixed rate instead of as many as answered. */
+    overallRate?: number;
     /** Each connection sends these in turn, round and round. */
     requests?: { method?: string; path: string; headers?: Record<string, string>; body?: string }[];
   }

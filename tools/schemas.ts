@@ -54,6 +54,11 @@ export const ServiceState = builtOnce(() => z.enum([
   'provisioning', 'stopped', 'starting', 'running', 'stopping', 'redeploying', 'restoring', 'failed', 'deleting',
 ]));
 
+// unhealthy: it should run and does not (3 failed health checks in a row, or it failed); unknown:
+// not meant to run now (docs/health.md). Said there and in the OpenAPI document's service view,
+// not in every tool's schema (test/mcp/tool-list-size.test.ts).
+export const ServiceHealth = builtOnce(() => z.enum(['healthy', 'unhealthy', 'unknown']));
+
 export const ServiceView = builtOnce(() => z.object({
   id: ServiceId(),
   name: z.string(),
@@ -63,6 +68,9 @@ export const ServiceView = builtOnce(() => z.object({
   state: ServiceState(),
   revision: z.number().int().describe('Deployed revision; redeploy increments it.'),
   url: z.string().nullable().describe('Where the running service answers; null when it has no address.'),
+  health: ServiceHealth().describe('healthy: runs and answers its health check; unhealthy: should run and does not (3 failed checks in a row, ' +
+    'or failed); unknown: not meant to run now.'),
+  health_since: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
 }));
@@ -72,6 +80,7 @@ export const ServerView = builtOnce(() => z.object({
   name: z.string(),
   state: z.string(),
   capacity: z.number().int().describe('How many ERP services the server can host.'),
+  reachable: z.boolean().describe('False once its engine failed 3 pings in a row.'),
   created_at: z.string(),
 }));
 
@@ -117,6 +126,7 @@ export const OperationView = builtOnce(() => z.object({
       .describe('In place of initial_credentials once they were shown: when, and in which answer over which channel.'),
     safety_backup_id: BackupId().nullable().optional()
       .describe('For a restore, the safety backup holding the data it replaced (null when the service had no data yet).'),
+    crash_loop: z.string().optional().describe('What it started then crashed in a loop: how, and since when (service.crash_loop).'),
   }).nullable()
     .describe('What a succeeded operation gives back: for a restore, safety_backup_id (to every reader); for create_erp_service ' +
       'of an app with an admin login, initial_credentials once to the token that requested it, then initial_credentials_shown. ' +
@@ -204,9 +214,9 @@ export const ActivityView = builtOnce(() => z.object({
     .describe('The token that acted; null for a person in the panel or the operator. On channel schedule: who last changed the schedule.'),
   member: z.object({ id: z.string(), email: z.string().nullable() }).nullable()
     .describe('The person who acted in the panel. On channel schedule: who last changed the schedule.'),
-  channel: z.enum(['rest', 'mcp', 'panel', 'cli', 'schedule', 'retention'])
+  channel: z.enum(['rest', 'mcp', 'panel', 'cli', 'schedule', 'retention', 'health'])
     .describe('rest includes the command line; cli is the operator on the server; schedule: a backup schedule removed a backup; ' +
-      'retention: backup retention did.'),
+      'retention: backup retention did; health: the health watcher saw a service or server fail or recover (its event\'s type as action).'),
   action: z.string().describe('A tool name, or a panel action such as create_token.'),
   target: z.object({ type: z.string(), id: z.string() }).nullable(),
   outcome: z.enum(['allowed', 'denied', 'failed']),

@@ -9,6 +9,7 @@ import { decisionStateAt } from '../src/decisions/decision-state.js';
 type ServiceRow = {
   id: string; name: string; server_id: string; parent_id: string | null; state: Infer<typeof ServiceView>['state'];
   revision: number; port: number | null; published_host: string | null; created_at: string; updated_at: string;
+  health: Infer<typeof ServiceView>['health']; health_since: string | null;
 };
 
 export function serviceView(row: ServiceRow): Infer<typeof ServiceView> {
@@ -16,12 +17,15 @@ export function serviceView(row: ServiceRow): Infer<typeof ServiceView> {
     id: row.id, name: row.name, server_id: row.server_id, parent_id: row.parent_id, is_copy: row.parent_id !== null,
     state: row.state, revision: row.revision,
     url: serviceUrl(row),
+    health: row.health, health_since: row.health_since,
     created_at: row.created_at, updated_at: row.updated_at,
   };
 }
 
-export function serverView(row: Infer<typeof ServerView>): Infer<typeof ServerView> {
-  return { id: row.id, name: row.name, state: row.state, capacity: row.capacity, created_at: row.created_at };
+type ServerRow = Omit<Infer<typeof ServerView>, 'reachable'> & { reachable: number };
+
+export function serverView(row: ServerRow): Infer<typeof ServerView> {
+  return { id: row.id, name: row.name, state: row.state, capacity: row.capacity, reachable: row.reachable === 1, created_at: row.created_at };
 }
 
 export function backupView(row: Infer<typeof BackupView>): Infer<typeof BackupView> {
@@ -68,6 +72,13 @@ export function operationView(row: OperationRow, viewer?: OperationViewer, given
  * null until they were shown.
  */
 function shownResult(row: OperationRow, viewer: OperationViewer | undefined, given: InitialCredentials | null | undefined): Infer<typeof OperationView>['result'] {
+  const shown = resultForViewer(row, viewer, given);
+  // What the health watcher added (src/health/crash-loops.ts): to every reader, like a restore's safety backup.
+  const crashLoop = row.state === 'succeeded' && row.result ? (JSON.parse(row.result) as { crash_loop?: string }).crash_loop : undefined;
+  return crashLoop ? { ...shown, crash_loop: crashLoop } : shown;
+}
+
+function resultForViewer(row: OperationRow, viewer: OperationViewer | undefined, given: InitialCredentials | null | undefined): Infer<typeof OperationView>['result'] {
   if (row.state === 'succeeded' && row.kind === 'restore' && row.result) {
     return { safety_backup_id: (JSON.parse(row.result) as { safety_backup_id?: string | null }).safety_backup_id ?? null };
   }
@@ -107,7 +118,7 @@ export function decisionView(row: DecisionRow): Infer<typeof DecisionView> {
 }
 
 const ACTIVITY_CHANNELS: Record<string, Infer<typeof ActivityView>['channel']> = {
-  api: 'rest', mcp: 'mcp', panel: 'panel', cli: 'cli', schedule: 'schedule', retention: 'retention',
+  api: 'rest', mcp: 'mcp', panel: 'panel', cli: 'cli', schedule: 'schedule', retention: 'retention', health: 'health',
 };
 
 export function activityView(row: ActivityRow): Infer<typeof ActivityView> {

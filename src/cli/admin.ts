@@ -21,6 +21,7 @@ import { createDockerServer, DOCKER_COMMANDS } from './docker-commands.js';
 import { APP_COMMANDS } from './app-commands.js';
 import { RETENTION_COMMANDS } from './retention-commands.js';
 import { MAIL_COMMANDS } from './mail-commands.js';
+import { NOTIFICATION_COMMANDS } from './notification-commands.js';
 import { REGISTRY_COMMANDS } from './registry-commands.js';
 import { operatorAudit } from './operator-audit.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
@@ -41,6 +42,7 @@ const COMMANDS: Record<string, Handler> = {
   ...APP_COMMANDS,
   ...RETENTION_COMMANDS,
   ...MAIL_COMMANDS,
+  ...NOTIFICATION_COMMANDS,
   ...REGISTRY_COMMANDS,
   'create-team': async (db, args) => {
     const values = parseOptions(args, { name: { type: 'string' }, plan: { type: 'string' }, timezone: { type: 'string' } }, 'create-team');

@@ -7,6 +7,7 @@ import { makeDemoCopy } from './demo-copy.js';
 import { describePostgresUrl } from '../db/dialect-postgres.js';
 import { defaultNodeName, NODE_NAME } from '../engine/node-name.js';
 import { DEFAULT_ENGINE_CONFIG } from '../engine/engine.js';
+import { healthIntervalMsFromEnv } from '../health/health-settings.js';
 import { rowRetentionFromEnvForServe } from './row-retention-env.js';
 import { backupCacheFromEnv, backupRetentionFromEnv, dataLocationOf, leaseMsFromEnv, nodeGoneMsFromEnv, parseOptions } from './options.js';
 import { secureDataDir } from './secure-data-dir.js';
@@ -38,8 +39,9 @@ export async function runServe(args: string[]): Promise<void> {
   const databaseName = location.database ? `PostgreSQL ${describePostgresUrl(location.database.url)}` : `SQLite in ${location.dataDir}`;
 
   const secretsKeys = loadSecretsKeys(location.dataDir);
+  const health = healthFromEnv();
   const app = createApp({
-    ...defaultConfig(location.dataDir), database: location.database, engine: { node, newServersDockerHost: dockerHost, ...leaseMsFromEnv(), ...nodeGoneMsFromEnv(), ...backupRetentionFromEnv(), ...backupCacheFromEnv(), rowRetention: rowRetentionFromEnvForServe() }, secretsKeys,
+    ...defaultConfig(location.dataDir), database: location.database, engine: { node, newServersDockerHost: dockerHost, ...leaseMsFromEnv(), ...nodeGoneMsFromEnv(), ...backupRetentionFromEnv(), ...backupCacheFromEnv(), rowRetention: rowRetentionFromEnvForServe(), ...health.config }, secretsKeys,
   }, (error, capability) =>
     console.error(JSON.stringify({ level: 'error', msg: 'internal error', capability, reason: error.internalReason })));
   // PostgreSQL connects on first use: fail here, with the address, rather than on the first request.
@@ -76,6 +78,7 @@ export async function runServe(args: string[]): Promise<void> {
   // Before the address is printed, so that the demo's first caught email is there to read.
   const demoCopy = demo && await makeDemoCopy(server, demo.token, demo.productionId).catch((error: Error) => error);
   const address = await server.listen({ port, host });
+  health.listening(address);
 
   // One write, so whoever watches for the "serving on" line also has the lines after it.
   const lines = [
@@ -123,4 +126,25 @@ export async function runServe(args: string[]): Promise<void> {
   };
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
+}
+
+/**
+ * The watcher's interval (TEAMINFRA_HEALTH_INTERVAL_S), and the panel's address its emails link
+ * to: TEAMINFRA_PUBLIC_URL, else the address serve listens on, known once it does.
+ */
+function healthFromEnv() {
+  let healthIntervalMs: number;
+  try {
+    healthIntervalMs = healthIntervalMsFromEnv();
+  } catch (error) {
+    throw new UsageError(`serve: ${(error as Error).message}`);
+  }
+  const configured = DEFAULT_ENGINE_CONFIG.panelUrl();
+  let listeningOn: string | null = null;
+  return {
+    config: { healthIntervalMs, panelUrl: () => configured ?? listeningOn },
+    listening(address: string) {
+      listeningOn = address;
+    },
+  };
 }

@@ -27,6 +27,7 @@ export const USAGE = `Usage:
   teaminfra admin build-app-images --app NAME [--docker-host URL]  builds the app's images offline
   teaminfra admin set-registry-credentials --server ID --registry HOST[:PORT] --username U --password-file F | --remove
   teaminfra admin set-outgoing-mail --service ID --host H --port P [--user U --password-stdin] [--allow-private] | --none
+  teaminfra admin set-notification-mail --relay smtp://HOST:PORT [--from ADDRESS]  the relay of the emails about incidents
 
 Every command above takes --data-dir DIR (default ./data) and --database-url URL (or DATABASE_URL).
 Each admin command prints one JSON object.

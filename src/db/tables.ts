@@ -23,6 +23,10 @@ export interface MembershipsTable {
 export interface ServersTable {
   id: string; team_id: string; name: string; node: string | null; root_dir: string | null;
   capacity: number; state: string; created_at: string; deleted_at: string | null;
+  /** 1 while the watcher reaches its Docker engine (src/health/); local servers: always 1. */
+  reachable: ColumnType<number, number | undefined, number>;
+  reachable_since: ColumnType<string | null, string | null | undefined, string | null>;
+  failed_pings: ColumnType<number, number | undefined, number>;
 }
 
 export interface ErpServicesTable {
@@ -35,7 +39,12 @@ export interface ErpServicesTable {
   app: string | null;
   /** 1: the operator allowed a private relay (src/mail/outgoing-relay.ts); 0: checked at every start. */
   outgoing_smtp_allow_private: ColumnType<number, number | undefined, number>;
+  /** What its API shows (src/health/): set by every state change, and by the watcher's checks in between. */
+  health: ColumnType<ServiceHealth, ServiceHealth | undefined, ServiceHealth>;
+  health_since: ColumnType<string | null, string | null | undefined, string | null>;
 }
+
+export type ServiceHealth = 'healthy' | 'unhealthy' | 'unknown';
 
 export interface DockerServersTable {
   server_id: string; docker_host: string; image: string | null; created_at: string; memory_mb: number | null; cpu_millicores: number | null;
@@ -192,6 +201,34 @@ export interface MaintenanceLeasesTable {
   name: string; lease_owner: string; lease_expires_at: string;
 }
 
+/** The watcher's counts per service (src/health/service-checks.ts). */
+export interface ServiceHealthChecksTable {
+  service_id: string;
+  failed_checks: number;
+  first_failed_at: string | null; last_answer: string | null;
+  restart_count: number | null;
+  /** JSON array of ISO times: restarts seen within the crash-loop window. */
+  restarts_seen: string;
+  crash_loop_since: string | null;
+}
+
+export type IncidentKind = 'service_down' | 'crash_loop' | 'server_unreachable' | 'backup_failed';
+
+export interface IncidentsTable {
+  id: string; team_id: string; kind: IncidentKind; subject_type: 'service' | 'server'; subject_id: string; subject_name: string;
+  started_at: string; ended_at: string | null;
+}
+
+export interface NotificationEmailsTable {
+  id: string; team_id: string; incident_id: string; phase: 'start' | 'end'; recipient: string; what: string;
+  state: 'pending' | 'sent' | 'failed'; attempts: number; next_attempt_at: string;
+  lease_owner: string | null; lease_expires_at: string | null; last_error: string | null; created_at: string; sent_at: string | null;
+}
+
+export interface NotificationMailTable { id: string; relay_host: string; relay_port: number; from_address: string; updated_at: string }
+
+export interface MemberNotificationsTable { team_id: string; user_id: string; kinds: string; updated_at: string }
+
 export interface NodesTable {
   name: string; last_seen_at: string;
 }
@@ -242,4 +279,9 @@ export interface Database {
   maintenance_leases: MaintenanceLeasesTable;
   name_positions: NamePositionsTable;
   service_name_grams: ServiceNameGramsTable;
+  service_health_checks: ServiceHealthChecksTable;
+  incidents: IncidentsTable;
+  notification_emails: NotificationEmailsTable;
+  notification_mail: NotificationMailTable;
+  member_notifications: MemberNotificationsTable;
 }

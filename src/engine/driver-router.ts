@@ -60,6 +60,11 @@ export class DriverRouter implements ServiceDriver {
     return this.engineFailures(this.driverOf(copy.server).copy(source, copy), copy);
   }
 
+  async restartCount(service: ServiceSpec): Promise<number | null> {
+    const driver = this.driverOf(service.server);
+    return driver.restartCount ? this.engineFailures(driver.restartCount(service), service) : null;
+  }
+
   /**
    * A failure's reason as stored: an engine's own failure becomes a DriverError; every reason has
    * its secrets taken out before it is cut to its bound, and its invisible characters escaped.

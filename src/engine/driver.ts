@@ -134,6 +134,12 @@ export interface ServiceDriver {
   restore(service: ServiceSpec, backup: { path: string; sha256: string }, hooks: RestoreHooks): Promise<RunningService | null>;
   /** Gives `copy` (not running) a consistent snapshot of `source`'s database. Idempotent. */
   copy(source: ServiceSpec, copy: ServiceSpec): Promise<void>;
+  /**
+   * How many times the engine restarted the service's containers by its restart policy, in all
+   * (the health watcher counts the increases: src/health/crash-loops.ts). Absent, or null: the
+   * driver restarts nothing by itself (local processes), so no crash loop is watched for.
+   */
+  restartCount?(service: ServiceSpec): Promise<number | null>;
 }
 
 /**

@@ -27,6 +27,8 @@ import { ROW_RETENTION_NAMES, ROW_RETENTION_SETTINGS, type RowRetentionDays } fr
 import { EngineObserver } from './observe/engine-observer.js';
 import type { ServiceObserver } from '../core/service-observer.js';
 import { inWriteTransaction } from './write-transaction.js';
+import { HealthWatcher } from '../health/health-watcher.js';
+import { DEFAULT_HEALTH_INTERVAL_S } from '../health/health-settings.js';
 import type { DockerEngine } from '../mail/container-mail-address.js';
 import { relayPrivateAllowedFromEnv } from '../mail/outgoing-relay.js';
 import type { RelayPolicy } from '../mail/relay-address.js';
@@ -62,6 +64,10 @@ export interface EngineConfig {
   rowRetentionIntervalMs: number;
   /** How often running services are checked for a process that died; 0: never. */
   reconcileIntervalMs: number;
+  /** How often the health watcher checks services and engines (TEAMINFRA_HEALTH_INTERVAL_S; src/health/); 0: never by itself (tests call health.tick()). */
+  healthIntervalMs: number;
+  /** The panel's address, for the links in the emails about incidents; null: the page's path only. */
+  panelUrl: () => string | null;
   startTimeoutMs: number;
   stopGraceMs: number;
   /**
@@ -107,7 +113,8 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   backupRetryDelayMs: DEFAULT_SCHEDULER_OPTIONS.retryDelayMs, backupMaxAttempts: DEFAULT_SCHEDULER_OPTIONS.maxAttempts,
   rowRetention: Object.fromEntries(ROW_RETENTION_NAMES.map((name) => [name, ROW_RETENTION_SETTINGS[name].defaultDays])) as RowRetentionDays,
   rowRetentionIntervalMs: 3_600_000,
-  concurrency: 8, reconcileIntervalMs: 15_000, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
+  concurrency: 8, reconcileIntervalMs: 15_000, healthIntervalMs: DEFAULT_HEALTH_INTERVAL_S * 1000,
+  panelUrl: () => process.env.TEAMINFRA_PUBLIC_URL?.trim().replace(/\/+$/, '') || null, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
   shutdownGraceMs: positiveIntegerFromEnv('TEAMINFRA_SHUTDOWN_GRACE_MS', 10_000),
   engineCallTimeoutMs: engineCallTimeoutFromEnv(),
   copyMailRelay: () => null,
@@ -124,6 +131,8 @@ export interface Engine {
   readonly started: boolean;
   /** Takes due backup slots (by itself every backupScheduleIntervalMs; tests call tick()). */
   readonly scheduler: BackupScheduler;
+  /** Watches health between operations (by itself every healthIntervalMs; tests call tick()). */
+  readonly health: HealthWatcher;
   /** Reconciles services with what really runs, then starts taking operations. */
   start(): Promise<void>;
   close(options?: { services?: 'detach' | 'stop' }): Promise<void>;
@@ -161,6 +170,9 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
     clock: config.clock, intervalMs: config.backupScheduleIntervalMs, retryDelayMs: config.backupRetryDelayMs,
     maxAttempts: config.backupMaxAttempts, onError,
   });
+  const health = new HealthWatcher(db, driver, engines, {
+    owner: worker.owner, intervalMs: config.healthIntervalMs, clock: config.clock, panelUrl: config.panelUrl, onError,
+  });
   let rowsTimer: NodeJS.Timeout | undefined;
   let pruningRows: Promise<unknown> | undefined;
   const pruneOldRows = () => {
@@ -181,6 +193,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   return {
     driver,
     scheduler,
+    health,
     observer: new EngineObserver(db.kysely, engines, db.dataDir),
     get started() {
       return state === 'started';
@@ -200,6 +213,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
         retentionTimer.unref();
       }
       scheduler.start();
+      health.start();
       if (config.rowRetentionIntervalMs > 0) {
         pruneOldRows();
         rowsTimer = setInterval(pruneOldRows, config.rowRetentionIntervalMs);
@@ -221,6 +235,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       if (retentionTimer) clearInterval(retentionTimer);
       if (rowsTimer) clearInterval(rowsTimer);
       await scheduler.close();
+      await health.close();
       await reconciling;
       await pruning;
       await pruningRows;

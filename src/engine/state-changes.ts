@@ -1,7 +1,7 @@
 // Every state change of an operation, a service, a server or a backup goes through here, inside
 // the caller's transaction: the row, the transition record (operations) and the outbox event
 // are written together or not at all.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, ServiceState } from '../db/tables.js';
 import { newId } from '../db/ids.js';
 import { endBackup, findBackupById } from '../db/repositories/backups.js';
@@ -9,6 +9,7 @@ import { insertEvent } from '../db/repositories/events.js';
 import { insertTransition, type OperationKind, type OperationRow } from '../db/repositories/operations.js';
 import { serviceEventType, type EngineEventType } from './event-types.js';
 import { serviceUrl } from './service-url.js';
+import { healthOfState, settleIncidentsOfState, startBackupFailedIncident } from '../health/state-incidents.js';
 
 type OperationState = OperationRow['state'];
 
@@ -51,8 +52,11 @@ export async function changeServiceState(
 
 /** The row only: for a change whose event is another one (a restore's end is restore.completed or .failed). */
 export async function updateService(trx: Kysely<Database>, serviceId: string, change: ServiceChange, at: string): Promise<void> {
+  const health = healthOfState(change.state);
   await trx.updateTable('erp_services').set({
-    state: change.state, updated_at: at,
+    state: change.state, updated_at: at, health,
+    // Since the health last changed: a failure after a failure keeps the first one's time.
+    health_since: sql<string>`CASE WHEN health = ${health} AND health_since IS NOT NULL THEN health_since ELSE ${at} END`,
     ...(change.reason !== undefined ? { state_reason: change.reason } : {}),
     ...(change.pid !== undefined ? { pid: change.pid } : {}),
     ...(change.port !== undefined ? { port: change.port } : {}),
@@ -60,6 +64,7 @@ export async function updateService(trx: Kysely<Database>, serviceId: string, ch
     ...(change.revision !== undefined ? { revision: change.revision } : {}),
     ...(change.deleted ? { deleted_at: at } : {}),
   }).where('id', '=', serviceId).execute();
+  await settleIncidentsOfState(trx, serviceId, change, at);
 }
 
 export async function writeServiceEvent(
@@ -105,6 +110,7 @@ export async function endBackupState(
   if (!(await endBackup(trx, backupId, outcome))) return;
   const backup = await findBackupById(trx, backupId);
   if (!backup) return;
+  if (outcome.state === 'failed') await startBackupFailedIncident(trx, backup, outcome.at);
   await insertEvent(trx, {
     teamId: backup.team_id, type: (outcome.state === 'completed' ? 'backup.completed' : 'backup.failed') satisfies EngineEventType,
     at: outcome.at,

@@ -28,6 +28,7 @@ export function page(title: string, body: Html, session?: PanelSession): Html {
     <a href="/panel/decisions">Decisions</a>
     <a href="/panel/members">Members</a>
     <a href="/panel/activity">Activity</a>
+    ${session.team.role === 'member' ? '' : html`<a href="/panel/notifications">Notifications</a>`}
     <span>Developer:</span>
     <a href="/panel/developer/api-tokens">API Tokens</a>
     <a href="/panel/developer/webhooks">Webhooks</a>

@@ -1,5 +1,5 @@
-// The overview: how many decisions wait for an answer, how many of the team's ERP services are in
-// each state, then a page of its ERP services (with their copies, or those whose name matches a
+// The overview: how many decisions wait for an answer, the unhealthy ERP services first (since
+// when), how many of the team's ERP services are in each state, then a page of its ERP services (with their copies, or those whose name matches a
 // search) and a page of its servers. Every read is bounded by the page, so the page costs the same
 // for a team of 20 services and one of 10,000.
 import type { FastifyInstance } from 'fastify';
@@ -8,7 +8,7 @@ import { countPendingDecisions } from '../db/repositories/decisions.js';
 import { searchTerm } from '../db/repositories/name-search.js';
 import { WALK_LIMIT } from '../db/repositories/service-name-search.js';
 import {
-  copiesOfServices, countServicesByState, listServersPage, listTopLevelServicesPage, type OverviewService,
+  copiesOfServices, countServicesByState, listServersPage, listTopLevelServicesPage, listUnhealthyServices, type OverviewService,
 } from '../db/repositories/service-overview.js';
 import { nowIso } from '../db/ids.js';
 import { backupSchedulePath } from './backup-schedule-page.js';
@@ -23,6 +23,8 @@ import createErpService from '../../tools/services/create-erp-service.js';
 
 export const OVERVIEW_PAGE_SIZE = 50;
 const SERVERS_PAGE_SIZE = 50;
+/** Unhealthy services shown above the rest, longest unhealthy first. */
+const UNHEALTHY_SHOWN = 50;
 /** Copies shown under each service; the rest are counted, so a service with 500 copies stays one screen. */
 const COPIES_SHOWN = 10;
 const ID = /^[a-z]+_[0-9a-z]{20}$/;
@@ -41,8 +43,9 @@ export function registerOverview(server: FastifyInstance, app: App): void {
     const search = searchTerm(request.query.q);
     const after = cursorId(request.query.after);
     const serversAfter = cursorId(request.query.servers_after);
-    const [pendingDecisions, counts, { services: serviceRows, searchedTo }, serverRows] = await Promise.all([
+    const [pendingDecisions, unhealthyRows, counts, { services: serviceRows, searchedTo }, serverRows] = await Promise.all([
       countPendingDecisions(db, teamId, nowIso()),
+      listUnhealthyServices(db, teamId, UNHEALTHY_SHOWN),
       countServicesByState(db, teamId),
       listTopLevelServicesPage(db, teamId, { afterId: after, search, limit: OVERVIEW_PAGE_SIZE }),
       listServersPage(db, teamId, { afterId: serversAfter, limit: SERVERS_PAGE_SIZE }),
@@ -62,6 +65,14 @@ export function registerOverview(server: FastifyInstance, app: App): void {
     return sendPage(reply, page('Overview', html`
 <p class="pending-decisions${pendingDecisions > 0 ? ' notice' : ''}"><a href="${DECISIONS_PATH}">${pendingDecisions === 0 ? 'No decisions pending'
       : `${pendingDecisions} ${pendingDecisions === 1 ? 'decision waits' : 'decisions wait'} for an answer`}</a></p>
+${unhealthyRows.length === 0 ? '' : html`<section class="unhealthy">
+<h2>Unhealthy</h2>
+<table>
+  <thead><tr><th>Name</th><th>State</th><th>Unhealthy since</th><th>Server</th></tr></thead>
+  <tbody>${unhealthyRows.slice(0, UNHEALTHY_SHOWN).map((service) => html`<tr data-unhealthy="${service.id}"><td><a href="${SERVICE_PAGE_PATH}/${service.id}">${service.name}</a>${service.parent_id ? html` <span class="muted">(copy)</span>` : ''}</td>
+    <td class="state">${service.state}</td><td>${service.health_since ? `${service.health_since.slice(0, 19).replace('T', ' ')} UTC` : ''}</td><td>${service.server_name ?? ''}</td></tr>`)}</tbody>
+</table>${unhealthyRows.length > UNHEALTHY_SHOWN ? html`<p class="muted">More are unhealthy: <code>GET /api/service-erp?health=unhealthy</code> lists them all.</p>` : ''}
+</section>`}
 <h2>ERP services</h2>
 ${roleAllows(session, createErpService) ? html`<form method="get" action="${NEW_SERVICE_PATH}"><button type="submit">New service</button></form>` : ''}
 <p class="service-counts">${total} ${total === 1 ? 'ERP service' : 'ERP services'} (copies included)${[...counts].sort(([a], [b]) => a.localeCompare(b))
@@ -89,7 +100,8 @@ ${services.length === 0 ? html`<p class="muted">${search ? (searchedTo ? `None o
 ${servers.length === 0 ? html`<p class="muted">${serversAfter ? 'No more servers.' : 'No servers yet.'}</p>` : html`
 <table>
   <thead><tr><th>Name</th><th>State</th><th>Capacity</th><th>Id</th></tr></thead>
-  <tbody>${servers.map((row) => html`<tr><td>${row.name}</td><td class="state">${row.state}</td><td>${row.capacity}</td><td class="muted">${row.id}</td></tr>`)}</tbody>
+  <tbody>${servers.map((row) => html`<tr><td>${row.name}</td><td class="state">${row.state}${row.reachable === 1 ? ''
+    : html` · <span class="error">unreachable since ${(row.reachable_since ?? '').slice(0, 19).replace('T', ' ')} UTC</span>`}</td><td>${row.capacity}</td><td class="muted">${row.id}</td></tr>`)}</tbody>
 </table>`}
 <p>${serversAfter ? html`<a href="${link({ q: search, after })}">First servers</a> ` : ''}${nextServers ? html`<a href="${nextServers}">Next servers</a>` : ''}</p>`, session));
   });

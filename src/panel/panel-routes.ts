@@ -17,6 +17,7 @@ import { html } from './html.js';
 import { page, sendPage } from './layout.js';
 import { registerInvitationPage } from './invitation-page.js';
 import { registerMembersPage } from './members-page.js';
+import { registerNotificationsPage } from './notifications-page.js';
 import { registerOverview } from './overview.js';
 import { registerServicePage } from './service-page.js';
 import { registerServiceActions } from './service-actions.js';
@@ -71,6 +72,7 @@ export async function registerPanel(server: FastifyInstance, app: App, oauth: OA
     registerApiTokensPage(panel, app);
     registerTokenChoices(panel, app);
     registerMembersPage(panel, app);
+    registerNotificationsPage(panel, app);
     registerWebhooksPage(panel, app);
     registerActivityPage(panel, app);
     registerBackupSchedulePage(panel, app);

@@ -19,8 +19,9 @@ import { serviceActionForms } from './service-actions.js';
 import { copiesSection } from './service-copies.js';
 import { metricsSummary, metricsTable, observed } from './service-observations.js';
 import { PanelRefusal, requireTeamSession } from './session-guard.js';
+import { SERVICE_PAGE_PATH } from './panel-paths.js';
 
-export const SERVICE_PAGE_PATH = '/panel/services';
+export { SERVICE_PAGE_PATH };
 const LOG_LINES = 200;
 const OPERATIONS_SHOWN = 10;
 const ID = /^svc_[0-9a-z]{20}$/;

@@ -49,6 +49,35 @@ const DecisionData = z.object({
 
 const TestData = z.object({ message: z.string(), webhook_id: z.string() });
 
+const Health = z.enum(['healthy', 'unhealthy', 'unknown']);
+const WatchedService = Service.extend({
+  url: z.string().nullable(), health: Health, health_since: z.string().nullable().describe('When the service\'s health last changed.'),
+});
+const UnhealthyData = z.object({
+  service: WatchedService,
+  checks_failed: z.number().int().describe('Failed health checks in a row (3 starts an incident).'),
+  failing_since: z.string().describe('The first failed check of the row.'),
+  last_answer: z.string().describe('What the last check got: "HTTP 503", "no answer within 5 s", "connection refused", ...'),
+  health_path: z.string(),
+});
+const RecoveredData = z.object({
+  service: WatchedService,
+  after: z.enum(['unhealthy', 'crash_loop']).describe('What it recovered from.'),
+  since: z.string().describe('When that began.'),
+});
+const CrashLoopData = z.object({
+  service: WatchedService,
+  restarts: z.number().int().describe('Restarts by the engine within the window.'),
+  window_minutes: z.number().int(),
+  operation_id: z.string().nullable().describe('The start, redeploy or restore that ended within 5 minutes before (its result says so too); else null.'),
+});
+const Reachability = ServerData.shape.server.extend({ reachable: z.boolean(), reachable_since: z.string().nullable() });
+const UnreachableData = z.object({
+  server: Reachability, failed_pings: z.number().int(),
+  error: z.string().describe('Why the engine did not answer (its address and the call named, no secret).'),
+});
+const ServerRecoveredData = z.object({ server: Reachability, since: z.string().describe('When it stopped answering.') });
+
 const service = (type: string, description: string) => ({ type, description, data: ServiceData });
 
 export const EVENT_CATALOG = [
@@ -64,9 +93,14 @@ export const EVENT_CATALOG = [
   service('service.failed', 'An ERP service failed; `reason` says why.'),
   service('service.deleting', 'An ERP service is being deleted.'),
   service('service.deleted', 'An ERP service was deleted.'),
+  { type: 'service.unhealthy', description: 'A running ERP service failed its health check 3 times in a row (once per incident).', data: UnhealthyData },
+  { type: 'service.recovered', description: 'An ERP service answers its health check again after service.unhealthy, or its engine stopped restarting it after service.crash_loop.', data: RecoveredData },
+  { type: 'service.crash_loop', description: 'The engine restarted an ERP service\'s container 3 times or more within 5 minutes (once per incident).', data: CrashLoopData },
   { type: 'server.created', description: 'A server was created.', data: ServerData },
   { type: 'server.ready', description: 'A server is ready to host ERP services.', data: ServerData },
   { type: 'server.failed', description: 'A server could not be prepared.', data: ServerData },
+  { type: 'server.unreachable', description: 'A Docker server\'s engine did not answer 3 pings in a row (once per incident).', data: UnreachableData },
+  { type: 'server.recovered', description: 'A Docker server\'s engine answers again after server.unreachable.', data: ServerRecoveredData },
   { type: 'operation.awaiting_approval', description: 'A long action asked by a token that needs approval for it waits for a decision (`decision.needed`).', data: OperationData },
   { type: 'operation.queued', description: 'A long action was accepted and queued.', data: OperationData },
   { type: 'operation.running', description: 'A long action started running.', data: OperationData },

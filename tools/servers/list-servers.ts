@@ -8,7 +8,7 @@ import { serverView } from '../views.js';
 export default defineCapability({
   name: 'list_servers',
   title: 'List servers',
-  description: 'Lists the servers this token reaches.',
+  description: 'The servers this token reaches.',
   permission: 'servers:read',
   target: { kind: 'team' },
   input: () => z.strictObject({ ...PageInput() }),

@@ -8,7 +8,7 @@ import { serviceView } from '../views.js';
 export default defineCapability({
   name: 'list_erp_service_copies',
   title: "List a service's copies",
-  description: 'Lists the copies of a service.',
+  description: 'The copies of a service.',
   permission: 'services:read',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({ service_id: ServiceId(), ...PageInput() }),

@@ -8,14 +8,14 @@ import { serviceView } from '../views.js';
 export default defineCapability({
   name: 'list_erp_services',
   title: 'List ERP services',
-  description: 'Lists the ERP services this token reaches. Copies: list_erp_service_copies.',
+  description: 'The ERP services this token reaches (copies: list_erp_service_copies).',
   permission: 'services:read',
   target: { kind: 'team' },
-  input: () => z.strictObject({ ...PageInput() }),
+  input: () => z.strictObject({ ...PageInput(), health: z.enum(['healthy', 'unhealthy']).optional() }),
   output: () => pageOf(ServiceView()),
   http: { method: 'GET', path: '/api/service-erp', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed'],
   run: async (input, { db, reach }) =>
-    toPage(await listReachableServices(db.kysely, reach, input, null), input.limit, serviceView),
+    toPage(await listReachableServices(db.kysely, reach, input, null, input.health), input.limit, serviceView),
 });

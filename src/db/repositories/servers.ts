@@ -5,7 +5,7 @@ import type { Reach } from '../../core/principal.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';
 import { newId, nowIso } from '../ids.js';
 
-export const SERVER_COLUMNS = ['v.id', 'v.name', 'v.state', 'v.capacity', 'v.created_at'] as const;
+export const SERVER_COLUMNS = ['v.id', 'v.name', 'v.state', 'v.capacity', 'v.created_at', 'v.reachable'] as const;
 
 /** The reach condition on `servers as v`, for one row at a time: a key lookup in the token's list. */
 export function serverReachable(reach: Reach) {

@@ -62,10 +62,19 @@ export async function countServicesByState(db: Kysely<Database>, teamId: string)
   return new Map(rows.map((row) => [row.state, Number(row.count)]));
 }
 
+/** The team's unhealthy services and copies (one range of erp_services_team_health), longest unhealthy first, at most `limit` + 1. */
+export async function listUnhealthyServices(db: Kysely<Database>, teamId: string, limit: number) {
+  const rows = await db.selectFrom('erp_services as s').leftJoin('servers as v', 'v.id', 's.server_id')
+    .select(['s.id', 's.name', 's.state', 's.revision', 's.parent_id', 's.health_since', 'v.name as server_name'])
+    .where('s.team_id', '=', teamId).where('s.health', '=', 'unhealthy').where('s.deleted_at', 'is', null)
+    .orderBy('s.id').limit(limit + 1).execute();
+  return rows.sort((a, b) => (a.health_since ?? '').localeCompare(b.health_since ?? ''));
+}
+
 export async function listServersPage(
   db: Kysely<Database>, teamId: string, page: { afterId?: string | undefined; limit: number },
 ) {
-  let query = db.selectFrom('servers').select(['id', 'name', 'state', 'capacity'])
+  let query = db.selectFrom('servers').select(['id', 'name', 'state', 'capacity', 'reachable', 'reachable_since'])
     .where('team_id', '=', teamId).where('deleted_at', 'is', null);
   if (page.afterId) query = query.where('id', '>', page.afterId);
   return query.orderBy('id').limit(page.limit + 1).execute();

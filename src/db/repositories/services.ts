@@ -1,7 +1,7 @@
 // ERP services and copies. Every query is filtered by the caller's reach inside SQL: a token
 // limited to services sees those and their copies, and nothing else exists for it.
 import type { ExpressionBuilder, Kysely } from 'kysely';
-import type { Database, ServiceState } from '../tables.js';
+import type { Database, ServiceHealth, ServiceState } from '../tables.js';
 import type { Reach } from '../../core/principal.js';
 import { fastPathFor } from '../connect.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';
@@ -10,6 +10,7 @@ import { indexServiceNames } from './service-name-search.js';
 
 export const SERVICE_COLUMNS = [
   's.id', 's.name', 's.server_id', 's.parent_id', 's.state', 's.revision', 's.port', 's.published_host', 's.created_at', 's.updated_at',
+  's.health', 's.health_since',
 ] as const;
 
 /**
@@ -27,21 +28,24 @@ export function serviceReachable(reach: Reach) {
   };
 }
 
-export async function listReachableServices(db: Kysely<Database>, reach: Reach, page: PageRequest, parentId: string | null) {
+export async function listReachableServices(
+  db: Kysely<Database>, reach: Reach, page: PageRequest, parentId: string | null, health?: ServiceHealth,
+) {
   const after = decodeCursor(page.cursor);
   const fast = fastPathFor(db);
   if (fast) {
     // One prepared statement per shape of the query; the values are bound at each call.
-    const key = `services.listReachableServices:${reach.restrictServices ? 'listed' : 'team'}:${parentId === null ? 'top' : 'copies'}:${after ? 'after' : 'first'}`;
+    const key = `services.listReachableServices:${reach.restrictServices ? 'listed' : 'team'}:${parentId === null ? 'top' : 'copies'}:${after ? 'after' : 'first'}${health ? ':health' : ''}`;
     return fast.query(key, (kysely, value) => reachableServices(
       kysely,
       { ...reach, teamId: value('teamId'), tokenId: value('tokenId') },
       value<number>('limit'),
       parentId === null ? null : value('parentId'),
       after === undefined ? undefined : value('after'),
-    )).all({ teamId: reach.teamId, tokenId: reach.tokenId, limit: page.limit + 1, parentId, after });
+      health === undefined ? undefined : value<ServiceHealth>('health'),
+    )).all({ teamId: reach.teamId, tokenId: reach.tokenId, limit: page.limit + 1, parentId, after, health });
   }
-  return reachableServices(db, reach, page.limit + 1, parentId, after).execute();
+  return reachableServices(db, reach, page.limit + 1, parentId, after, health).execute();
 }
 
 /**
@@ -52,16 +56,21 @@ export async function listReachableServices(db: Kysely<Database>, reach: Reach, 
  * - copies of one service: the parent's index (parent_id, id), in order, each copy checked by key.
  * test/db/query-plans.test.ts holds every shape to its plan.
  */
-function reachableServices(db: Kysely<Database>, reach: Reach, limit: number, parentId: string | null, after: string | undefined) {
+function reachableServices(
+  db: Kysely<Database>, reach: Reach, limit: number, parentId: string | null, after: string | undefined, health?: ServiceHealth,
+) {
   if (parentId !== null) {
     let copies = db.selectFrom('erp_services as s').select(SERVICE_COLUMNS)
       .where('s.parent_id', '=', parentId).where(serviceReachable(reach));
     if (after !== undefined) copies = copies.where('s.id', '>', after);
+    if (health !== undefined) copies = copies.where('s.health', '=', health);
     return copies.orderBy('s.id').limit(limit);
   }
   if (!reach.restrictServices) {
+    // With a health: the range (team_id, health) of erp_services_team_health, in id order.
     let team = db.selectFrom('erp_services as s').select(SERVICE_COLUMNS)
       .where('s.team_id', '=', reach.teamId).where('s.deleted_at', 'is', null).where('s.parent_id', 'is', null);
+    if (health !== undefined) team = team.where('s.health', '=', health);
     if (after !== undefined) team = team.where('s.id', '>', after);
     return team.orderBy('s.id').limit(limit);
   }
@@ -71,6 +80,7 @@ function reachableServices(db: Kysely<Database>, reach: Reach, limit: number, pa
     .where('l.token_id', '=', reach.tokenId).whereRef('s.id', '=', 'l.service_id')
     .where('s.team_id', '=', reach.teamId).where('s.deleted_at', 'is', null).where('s.parent_id', 'is', null);
   if (after !== undefined) listed = listed.where('l.service_id', '>', after);
+  if (health !== undefined) listed = listed.where('s.health', '=', health);
   return listed.orderBy('l.service_id').limit(limit);
 }
 

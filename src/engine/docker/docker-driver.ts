@@ -36,6 +36,7 @@ import { deleteServiceSecrets, ensureServiceSecrets, readServiceSecrets } from '
 import { redeployService, startService } from './service-start.js';
 import { ensureNetwork } from './app-containers.js';
 import { appNetworkName, labelsOf } from './labels.js';
+import { restartCountOf } from './restart-count.js';
 
 export type { DockerDriverOptions } from './docker-driver-options.js';
 
@@ -43,6 +44,8 @@ export class DockerDriver implements ServiceDriver {
   readonly name = 'docker';
 
   constructor(private readonly options: DockerDriverOptions) {}
+
+  restartCount = (service: ServiceSpec): Promise<number> => restartCountOf(this.options.engines.engineOf(service.server).api, service.id);
 
   async provisionServer(server: ServerSpec): Promise<{ rootDir: string }> {
     // The engine answers and has the image (the bundled one is built there if missing), or a sentence says which is wrong.

@@ -24,6 +24,10 @@ export interface SecondEngine {
   host: string;
   api: DockerApi;
   stop(): Promise<void>;
+  /** Stops the daemon, keeping its files and bridge: its engine stops answering (an engine that went down). */
+  stopDaemon(): Promise<void>;
+  /** Starts the daemon again on the same socket, after stopDaemon(); resolves once it answers. */
+  startDaemon(): Promise<void>;
 }
 
 function onPath(command: string): boolean {
@@ -52,30 +56,44 @@ export async function startSecondEngine(): Promise<SecondEngine> {
   if (firewalled) execFileSync('iptables', ['-I', ...poolRule]);
   const socket = join(root, 'docker.sock');
   const log = openSync(join(root, 'dockerd.log'), 'a');
-  const daemon: ChildProcess = spawn('dockerd', [
-    '--host', `unix://${socket}`, '--data-root', join(root, 'data'), '--exec-root', join(root, 'exec'), '--pidfile', join(root, 'docker.pid'),
-    '--bridge', bridge, '--iptables=false', '--ip-forward=false', '--ip-masq=false', '--default-address-pool', `base=${pool},size=24`,
-  ], { stdio: ['ignore', log, log] });
-  const exited = new Promise<void>((resolve) => daemon.once('exit', () => resolve()));
+  const spawnDaemon = (): { daemon: ChildProcess; exited: Promise<void> } => {
+    const child = spawn('dockerd', [
+      '--host', `unix://${socket}`, '--data-root', join(root, 'data'), '--exec-root', join(root, 'exec'), '--pidfile', join(root, 'docker.pid'),
+      '--bridge', bridge, '--iptables=false', '--ip-forward=false', '--ip-masq=false', '--default-address-pool', `base=${pool},size=24`,
+    ], { stdio: ['ignore', log, log] });
+    return { daemon: child, exited: new Promise<void>((resolve) => child.once('exit', () => resolve())) };
+  };
+  let { daemon, exited } = spawnDaemon();
   const host = `unix://${socket}`;
   const api = new DockerApi(parseEngineAddress(host));
-  const stop = async () => {
-    await api.close();
+  const stopDaemon = async () => {
     if (daemon.exitCode === null && daemon.signalCode === null) daemon.kill('SIGTERM');
     await Promise.race([exited, sleep(30_000)]);
+  };
+  const stop = async () => {
+    await api.close();
+    await stopDaemon();
     execFileSync('ip', ['link', 'del', bridge], { stdio: 'ignore' });
     if (firewalled) {
       try { execFileSync('iptables', ['-D', ...poolRule], { stdio: 'ignore' }); } catch { /* already gone */ }
     }
     rmSync(root, { recursive: true, force: true });
   };
-  for (let waited = 0; ; waited += 200) {
-    if (existsSync(socket) && await api.ping(2_000).then(() => true, () => false)) return { host, api, stop };
-    if (daemon.exitCode !== null || waited > 60_000) {
-      const output = readFileSync(join(root, 'dockerd.log'), 'utf8').split('\n').slice(-5).join('\n');
-      await stop();
-      throw new Error(`The second dockerd did not start:\n${output}`);
+  const answering = async () => {
+    for (let waited = 0; ; waited += 200) {
+      if (existsSync(socket) && await api.ping(2_000).then(() => true, () => false)) return;
+      if (daemon.exitCode !== null || waited > 60_000) {
+        const output = readFileSync(join(root, 'dockerd.log'), 'utf8').split('\n').slice(-5).join('\n');
+        await stop();
+        throw new Error(`The second dockerd did not start:\n${output}`);
+      }
+      await sleep(200);
     }
-    await sleep(200);
-  }
+  };
+  await answering();
+  const startDaemon = async () => {
+    ({ daemon, exited } = spawnDaemon());
+    await answering();
+  };
+  return { host, api, stop, stopDaemon, startDaemon };
 }

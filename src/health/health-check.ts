@@ -1,0 +1,41 @@
+// One health check: a GET of the service's health path at its address (its url: the front or
+// process port that users reach), on keep-alive connections shared by every check of this node,
+// so a check costs one request and no process. 2xx is healthy; anything else is a failed check
+// with what was answered, in words a person can act on.
+import { Agent, request } from 'undici';
+
+export type CheckResult = { ok: true } | { ok: false; answer: string };
+
+/** Keep-alive connections for the checks, few per address: checks go out a bounded number at a time anyway. */
+const checks = new Agent({ connections: 64, keepAliveTimeout: 60_000, pipelining: 1 });
+
+export async function checkHealth(url: string, healthPath: string, serviceId: string, timeoutMs: number): Promise<CheckResult> {
+  const target = new URL(healthPath, url);
+  try {
+    const response = await request(target, {
+      dispatcher: checks, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs),
+      headers: { 'user-agent': 'teaminfra-health' },
+    });
+    const text = await response.body.text();
+    if (response.statusCode < 200 || response.statusCode >= 300) return { ok: false, answer: `HTTP ${response.statusCode}` };
+    // The bundled image says whose it is: an answer from another service on a leftover port is not this one's.
+    const claimed = /"service_id"\s*:\s*"([^"]+)"/.exec(text.slice(0, 2000))?.[1];
+    if (claimed !== undefined && claimed !== serviceId) return { ok: false, answer: 'answered for another service' };
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, answer: failureOf(error, timeoutMs) };
+  }
+}
+
+function failureOf(error: unknown, timeoutMs: number): string {
+  const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
+  const name = (error as { name?: string }).name;
+  if (name === 'TimeoutError' || name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return `no answer within ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 100) / 10} s` : `${timeoutMs} ms`}`;
+  }
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection closed without an answer';
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return 'host unreachable';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host name not found';
+  return code ? `request failed (${code})` : 'request failed';
+}
