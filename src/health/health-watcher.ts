@@ -14,7 +14,7 @@ import {
   countWatchedServices, listDockerServers, listRecentlyStarted, listWatchedServices, type PingedServer, type WatchedService,
 } from '../db/repositories/service-health.js';
 import { findApp } from '../engine/apps/app-registry.js';
-import { runsAnApp } from '../engine/docker/app-service-driver.js';
+import { runsRegisteredApp } from '../engine/docker/service-definition.js';
 import { DockerError } from '../engine/docker/docker-api.js';
 import type { EngineRegistry } from '../engine/docker/engine-registry.js';
 import { DriverError, type ServiceDriver, type ServiceSpec } from '../engine/driver.js';
@@ -184,7 +184,7 @@ export class HealthWatcher {
   /** The path its definition or image names (read once per pass per app or server), else the local application's. */
   private healthPathOf(spec: ServiceSpec, known: Map<string, Promise<string>>): Promise<string> {
     if (!spec.server.docker) return Promise.resolve(LOCAL_HEALTH_PATH);
-    const app = runsAnApp(spec) ? spec.app as string : null;
+    const app = runsRegisteredApp(spec) ? spec.app as string : null;
     const key = app ? `app:${app}` : `server:${spec.server.id}`;
     let path = known.get(key);
     if (!path) {
