@@ -29,6 +29,7 @@ import { inWriteTransaction } from './write-transaction.js';
 import type { DockerEngine } from '../mail/container-mail-address.js';
 import { relayPrivateAllowedFromEnv } from '../mail/outgoing-relay.js';
 import type { RelayPolicy } from '../mail/relay-address.js';
+import { DEFAULT_OFFSITE_OPTIONS, OffsiteUploader, type OffsiteUploaderOptions } from '../offsite/offsite-uploader.js';
 
 export interface EngineConfig {
   /** This node: it runs only the operations and services of the servers it hosts (node-name.ts). */
@@ -87,6 +88,8 @@ export interface EngineConfig {
   newServersDockerHost: string | null;
   /** The most this node keeps of copies of backups kept on Docker engines (docker/backup-cache.ts); null: TEAMINFRA_BACKUP_CACHE_MB or its default. */
   backupCacheBytes: number | null;
+  /** How backups are sent off-site (src/offsite/offsite-uploader.ts): how often, under what lease, retried how. */
+  offsite: Partial<Omit<OffsiteUploaderOptions, 'onError'>>;
 }
 
 /** How long a starting ERP service may take to answer its health check (TEAMINFRA_START_TIMEOUT_MS; slow hosts raise it). */
@@ -114,6 +117,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   outgoingRelay: { allowPrivate: relayPrivateAllowedFromEnv() },
   newServersDockerHost: null,
   backupCacheBytes: null,
+  offsite: {},
 };
 
 export interface Engine {
@@ -123,6 +127,8 @@ export interface Engine {
   readonly started: boolean;
   /** Takes due backup slots (by itself every backupScheduleIntervalMs; tests call tick()). */
   readonly scheduler: BackupScheduler;
+  /** Sends completed backups off-site (by itself every offsite.intervalMs; tests may call tick()). */
+  readonly offsite: OffsiteUploader;
   /** Reconciles services with what really runs, then starts taking operations. */
   start(): Promise<void>;
   close(options?: { services?: 'detach' | 'stop' }): Promise<void>;
@@ -144,7 +150,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   const driver = new DriverRouter(local, docker);
   const reconcileDeps = { db: db.kysely, driver, node: config.node, onError };
   const worker = new OperationWorker(db, (operation, owner, attempt, abandoned) =>
-    performOperation({ db, driver, onError, newServersDockerHost: config.newServersDockerHost }, operation, owner, attempt, abandoned), {
+    performOperation({ db, driver, onError, newServersDockerHost: config.newServersDockerHost, secrets }, operation, owner, attempt, abandoned), {
     node: config.node, leaseMs: config.leaseMs, pollMs: config.pollMs, concurrency: config.concurrency, onError,
   });
   const heartbeat = new NodeHeartbeat(db, {
@@ -160,6 +166,10 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
     clock: config.clock, intervalMs: config.backupScheduleIntervalMs, retryDelayMs: config.backupRetryDelayMs,
     maxAttempts: config.backupMaxAttempts, onError,
   });
+  // Reads a backup's bytes where the driver keeps them (the node's copy of an engine's backup, fetched and checked when missing).
+  const offsite = new OffsiteUploader(db, secrets, {
+    hold: async (backup) => (await import('./docker/backup-store.js')).localBackupFile(db.kysely, db.dataDir, backup),
+  }, { ...DEFAULT_OFFSITE_OPTIONS, ...config.offsite, onError });
   let rowsTimer: NodeJS.Timeout | undefined;
   let pruningRows: Promise<unknown> | undefined;
   const pruneOldRows = () => {
@@ -180,6 +190,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   return {
     driver,
     scheduler,
+    offsite,
     observer: new EngineObserver(db.kysely, engines, db.dataDir),
     get started() {
       return state === 'started';
@@ -199,6 +210,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
         retentionTimer.unref();
       }
       scheduler.start();
+      offsite.start();
       if (config.rowRetentionIntervalMs > 0) {
         pruneOldRows();
         rowsTimer = setInterval(pruneOldRows, config.rowRetentionIntervalMs);
@@ -220,6 +232,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       if (retentionTimer) clearInterval(retentionTimer);
       if (rowsTimer) clearInterval(rowsTimer);
       await scheduler.close();
+      await offsite.close();
       await reconciling;
       await pruning;
       await pruningRows;

@@ -6,6 +6,7 @@ import type { Database, ServiceState } from '../db/tables.js';
 import { newId } from '../db/ids.js';
 import { endBackup, findBackupById } from '../db/repositories/backups.js';
 import { insertEvent } from '../db/repositories/events.js';
+import { queueOffsiteCopy } from '../db/repositories/offsite-copies.js';
 import { insertTransition, type OperationKind, type OperationRow } from '../db/repositories/operations.js';
 import { serviceEventType, type EngineEventType } from './event-types.js';
 import { serviceUrl } from './service-url.js';
@@ -98,13 +99,18 @@ export async function changeServerState(
   });
 }
 
-/** Ends a pending backup with its backup.completed or backup.failed event; nothing if it had already ended. */
+/**
+ * Ends a pending backup with its backup.completed or backup.failed event; nothing if it had
+ * already ended. A completed one is queued for its team's off-site destination in the same
+ * transaction (src/offsite), so that no backup is ever complete without it.
+ */
 export async function endBackupState(
   trx: Kysely<Database>, backupId: string, outcome: Parameters<typeof endBackup>[2],
 ): Promise<void> {
   if (!(await endBackup(trx, backupId, outcome))) return;
   const backup = await findBackupById(trx, backupId);
   if (!backup) return;
+  if (backup.state === 'completed') await queueOffsiteCopy(trx, backup, outcome.at);
   await insertEvent(trx, {
     teamId: backup.team_id, type: (outcome.state === 'completed' ? 'backup.completed' : 'backup.failed') satisfies EngineEventType,
     at: outcome.at,

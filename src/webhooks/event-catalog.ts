@@ -32,6 +32,14 @@ const BackupData = z.object({
   reason: z.string().nullable().optional(),
 });
 
+const OffsiteData = z.object({
+  backup: z.object({ id: z.string(), service_id: z.string(), kind: z.string() }),
+  location: z.object({
+    kind: z.literal('offsite'), state: z.enum(['stored', 'pending', 'failed']),
+    reason: z.string().nullable().describe('What failed, in a sentence; null once stored.'),
+  }),
+});
+
 const RestoreData = z.object({ service_id: z.string(), backup_id: z.string(), operation_id: z.string().nullable().optional(), reason: z.string().nullable().optional() });
 
 const EmailData = z.object({
@@ -76,6 +84,8 @@ export const EVENT_CATALOG = [
   service('copy.deleted', 'A copy of an ERP service was deleted.'),
   { type: 'backup.completed', description: 'A backup completed.', data: BackupData },
   { type: 'backup.failed', description: 'A backup failed; `reason` says why. A scheduled one (kind "scheduled") is tried again a few times, each failure its own event.', data: BackupData },
+  { type: 'backup.offsite_stored', description: "A backup's encrypted copy is stored at the team's off-site destination (the store confirmed it whole).", data: OffsiteData },
+  { type: 'backup.offsite_failed', description: "A backup's off-site copy could not be stored: `location.reason` says why. State `pending`: it is tried again later; `failed`: the store refused it, and it is tried again once the destination is saved anew. The server's copy is kept either way.", data: OffsiteData },
   { type: 'restore.completed', description: 'A backup was restored into a service.', data: RestoreData },
   { type: 'restore.failed', description: 'A restore failed and changed nothing; `reason` says why.', data: RestoreData },
   { type: 'email.caught', description: "A copy's mail catcher kept an outgoing email.", data: EmailData },
