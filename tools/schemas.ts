@@ -85,6 +85,11 @@ export const BackupView = builtOnce(() => z.object({
   reason: z.string().nullable().describe('Why the backup failed, when it did.'),
   created_at: z.string(),
   completed_at: z.string().nullable(),
+  locations: z.array(z.object({
+    kind: z.enum(['server', 'offsite']),
+    state: z.enum(['stored', 'pending', 'failed']),
+    reason: z.string().nullable().describe('Why it is not stored there, in a sentence; null when stored.'),
+  })).describe("Where the backup is kept: on its server, and off-site (encrypted, at the team's destination) when the team has one."),
 }));
 
 export const OperationView = builtOnce(() => z.object({

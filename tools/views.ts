@@ -5,6 +5,7 @@ import type { DecisionRow } from '../src/db/repositories/decisions.js';
 import type { ActivityRow } from '../src/db/repositories/activity.js';
 import type { ActivityView, BackupView, Infer, DecisionView, OperationDetailView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
 import { decisionStateAt } from '../src/decisions/decision-state.js';
+import { locationsOf } from '../src/offsite/locations.js';
 
 type ServiceRow = {
   id: string; name: string; server_id: string; parent_id: string | null; state: Infer<typeof ServiceView>['state'];
@@ -24,10 +25,14 @@ export function serverView(row: Infer<typeof ServerView>): Infer<typeof ServerVi
   return { id: row.id, name: row.name, state: row.state, capacity: row.capacity, created_at: row.created_at };
 }
 
-export function backupView(row: Infer<typeof BackupView>): Infer<typeof BackupView> {
+type BackupRow = Omit<Infer<typeof BackupView>, 'locations'> & { server_copy_reason?: string | null };
+
+/** A backup with where it is kept; `offsite`: its off-site copy, when its team had a destination when it completed. */
+export function backupView(row: BackupRow, offsite?: { state: 'pending' | 'stored' | 'failed'; reason: string | null }): Infer<typeof BackupView> {
   return {
     id: row.id, service_id: row.service_id, state: row.state, kind: row.kind, size_bytes: row.size_bytes,
     sha256: row.sha256, reason: row.reason, created_at: row.created_at, completed_at: row.completed_at,
+    locations: locationsOf(row, offsite),
   };
 }
 

@@ -26,6 +26,8 @@ export const USAGE = `Usage:
   teaminfra admin list-apps                                      the bundled apps and the added ones
   teaminfra admin build-app-images --app NAME [--docker-host URL]  builds the app's images offline
   teaminfra admin set-registry-credentials --server ID --registry HOST[:PORT] --username U --password-file F | --remove
+  teaminfra admin set-backup-destination --team T --endpoint URL --region R --bucket B [--prefix P]
+                  --access-key-id K --secret-access-key-file F [--allow-private]   a team's off-site backups
   teaminfra admin set-outgoing-mail --service ID --host H --port P [--user U --password-stdin] [--allow-private] | --none
 
 Every command above takes --data-dir DIR (default ./data) and --database-url URL (or DATABASE_URL).
