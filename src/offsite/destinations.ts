@@ -34,6 +34,11 @@ export class DestinationRefusal extends Error {}
 /** What anyone may see of a destination: everything but its secret. */
 export type DestinationSummary = Pick<DestinationRow, 'endpoint' | 'region' | 'bucket' | 'prefix' | 'access_key_id' | 'created_at'>;
 
+/** TEAMINFRA_BACKUP_DESTINATION_ALLOW_PRIVATE=1: the panel accepts a loopback or private endpoint (the operator's own store). */
+export function destinationPrivateAllowedFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.TEAMINFRA_BACKUP_DESTINATION_ALLOW_PRIVATE === '1';
+}
+
 export function secretContext(destinationId: string): string {
   return `backup-destination:${destinationId}`;
 }

@@ -11,6 +11,7 @@ import { packageRoot } from '../package-root.js';
 import { registerActivityPage } from './activity-page.js';
 import { registerApiTokensPage } from './api-tokens-page.js';
 import { registerBackupSchedulePage } from './backup-schedule-page.js';
+import { registerBackupsPage } from './backups-page.js';
 import { registerConsentPage } from './consent-page.js';
 import { registerDecisionsPage } from './decisions-page.js';
 import { html } from './html.js';
@@ -57,6 +58,7 @@ export async function registerPanel(server: FastifyInstance, app: App, oauth: OA
     registerTokenChoices(panel, app);
     registerMembersPage(panel, app);
     registerWebhooksPage(panel, app);
+    registerBackupsPage(panel, app);
     registerActivityPage(panel, app);
     registerBackupSchedulePage(panel, app);
     registerInvitationPage(panel, app);
