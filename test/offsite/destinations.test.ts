@@ -25,7 +25,7 @@ describe.runIf(objectStoreInstalled)('setBackupDestination', () => {
 
   beforeAll(async () => {
     [store, server] = await Promise.all([startObjectStore(), startTestServer()]);
-  }, 240_000);
+  }, 600_000);
   afterAll(async () => {
     await server?.close();
     await store?.close();

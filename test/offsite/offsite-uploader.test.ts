@@ -70,7 +70,7 @@ describe.runIf(objectStoreInstalled)('the off-site uploader', () => {
     expect(saved.decrypt).toContain('age -d -i key.txt OBJECT > backup.tar.zst');
     backupKey = saved.backup_key;
     expect(JSON.stringify(saved)).not.toContain(store.secretAccessKey);
-  }, 240_000);
+  }, 600_000);
   afterAll(async () => {
     await server?.close();
     await store?.close();

@@ -37,7 +37,7 @@ describe.runIf(objectStoreInstalled)('the Backups page', () => {
     [store, server] = await Promise.all([startObjectStore(), startTestServer()]);
     teamId = await insertTeam(server.app.db.kysely, { name: 'Keepers', plan: 'business', timezone: 'UTC' });
     await seedMembers(server.app, teamId, PASSWORD, ['owner', 'admin', 'member']);
-  }, 240_000);
+  }, 600_000);
   afterEach(() => {
     delete process.env.TEAMINFRA_BACKUP_DESTINATION_ALLOW_PRIVATE;
   });
