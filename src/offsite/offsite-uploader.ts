@@ -13,7 +13,7 @@ import { findBackupById } from '../db/repositories/backups.js';
 import { insertEvent } from '../db/repositories/events.js';
 import { dueOffsiteCopies, renewOffsiteLease, takeOffsiteLease, type OffsiteCopyRow } from '../db/repositories/offsite-copies.js';
 import type { OffsiteCopyState } from '../db/tables.js';
-import { newLeaseOwner, retireLeaseOwner } from '../engine/lease-owner.js';
+import { isLeaseOwnerGone, newLeaseOwner, retireLeaseOwner } from '../engine/lease-owner.js';
 import { inWriteTransaction } from '../engine/write-transaction.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { pruneOffsiteCopies } from './offsite-pruning.js';
@@ -76,8 +76,9 @@ export class OffsiteUploader {
       let taken = 0;
       for (const copy of due) {
         if (this.closing.signal.aborted) return;
+        if (!takeable(copy)) continue;
         const until = new Date(Date.now() + this.options.leaseMs).toISOString();
-        if (!(await takeOffsiteLease(this.db.kysely, copy, this.owner, nowIso(), until))) continue;
+        if (!(await takeOffsiteLease(this.db.kysely, copy, this.owner, until))) continue;
         taken += 1;
         await this.attempt(copy);
       }
@@ -135,4 +136,9 @@ export class OffsiteUploader {
       });
     });
   }
+}
+
+/** Free, run out, or held by a process of this host that is gone (a `serve` killed mid-upload): taken at once, not after its lease. */
+function takeable(copy: OffsiteCopyRow): boolean {
+  return copy.lease_owner === null || copy.lease_expires_at === null || copy.lease_expires_at < nowIso() || isLeaseOwnerGone(copy.lease_owner);
 }

@@ -34,19 +34,19 @@ export async function findOffsiteCopy(db: Kysely<Database>, backupId: string): P
   return db.selectFrom('backup_offsite_copies').selectAll().where('backup_id', '=', backupId).executeTakeFirst();
 }
 
-/** Pending copies due now whose lease is free, oldest first. */
+/** Pending copies due now, oldest first, with their leases (the caller judges whether a held one is takeable). */
 export async function dueOffsiteCopies(db: Kysely<Database>, now: string, limit: number): Promise<OffsiteCopyRow[]> {
   return db.selectFrom('backup_offsite_copies').selectAll().where('state', '=', 'pending').where('next_attempt_at', '<=', now)
-    .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
     .orderBy('next_attempt_at').limit(limit).execute();
 }
 
-/** Takes a copy's lease if it is still free (another node may have taken it since it was read); true when taken. */
-export async function takeOffsiteLease(db: Kysely<Database>, copy: OffsiteCopyRow, owner: string, now: string, until: string): Promise<boolean> {
+/** Takes a copy's lease if nobody took it since it was read as `copy` (compare-and-set on its holder and expiry); true when taken. */
+export async function takeOffsiteLease(db: Kysely<Database>, copy: OffsiteCopyRow, owner: string, until: string): Promise<boolean> {
   let query = db.updateTable('backup_offsite_copies').set({ lease_owner: owner, lease_expires_at: until })
     .where('backup_id', '=', copy.backup_id).where('state', '=', 'pending');
+  query = copy.lease_owner === null ? query.where('lease_owner', 'is', null) : query.where('lease_owner', '=', copy.lease_owner);
   query = copy.lease_expires_at === null ? query.where('lease_expires_at', 'is', null) : query.where('lease_expires_at', '=', copy.lease_expires_at);
-  const result = await query.where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)])).executeTakeFirst();
+  const result = await query.executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
