@@ -5,7 +5,6 @@
 // show it), checked against the store (a test object written, read and deleted), kept sealed and
 // never printed. The team's backup key, made with its first destination, is printed once, as
 // {"backup_key": ...}, with the command that opens a downloaded object.
-import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { findTeam } from '../db/repositories/teams.js';
@@ -13,7 +12,7 @@ import { DECRYPT_COMMAND } from '../offsite/backup-key.js';
 import { DestinationRefusal, setBackupDestination } from '../offsite/destinations.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { operatorAudit } from './operator-audit.js';
-import { parseOptions, required } from './options.js';
+import { parseOptions, required, secretFromFile } from './options.js';
 import { UsageError } from './usage.js';
 
 const COMMAND = 'set-backup-destination';
@@ -27,14 +26,7 @@ async function setBackupDestinationCommand(
   }, COMMAND);
   const teamId = required(values, 'team', COMMAND);
   if (!(await findTeam(db, teamId))) throw new UsageError(`No team with id ${teamId}.`);
-  const file = required(values, 'secret-access-key-file', COMMAND);
-  let secretAccessKey: string;
-  try {
-    secretAccessKey = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
-  } catch (error) {
-    throw new UsageError(`${COMMAND}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`);
-  }
-  if (secretAccessKey === '') throw new UsageError(`${COMMAND}: ${file} is empty; it holds the secret access key on one line.`);
+  const secretAccessKey = secretFromFile(required(values, 'secret-access-key-file', COMMAND), COMMAND, 'the secret access key');
   try {
     const saved = await setBackupDestination(db, await secrets(), teamId, {
       endpoint: required(values, 'endpoint', COMMAND), region: required(values, 'region', COMMAND), bucket: required(values, 'bucket', COMMAND),

@@ -17,8 +17,11 @@ export async function pruneOffsiteCopies(db: Kysely<Database>, secrets: SecretBo
   const orphans = await orphanedOffsiteCopies(db, BATCH);
   let removed = 0;
   const stores = new Map<string, ObjectStore>();
+  // A store that failed once is left for this pass: one log line per store, not one per object.
+  const unreachable = new Set<string>();
   try {
     for (const copy of orphans) {
+      if (unreachable.has(copy.destination_id)) continue;
       try {
         // A failed copy never completed an upload; a pending one may have left parts.
         if (copy.state !== 'failed') {
@@ -33,6 +36,7 @@ export async function pruneOffsiteCopies(db: Kysely<Database>, secrets: SecretBo
         await deleteOffsiteCopy(db, copy.backup_id);
         removed += 1;
       } catch (error) {
+        unreachable.add(copy.destination_id);
         onError(error, `removing the off-site copy of backup ${copy.backup_id}`);
       }
     }

@@ -2,22 +2,17 @@
 // command and a real S3-compatible store (Ceph's radosgw): the copy is not counted as stored, and
 // the next start takes it at once (its holder is gone), ends the parts the killed upload left in
 // the store, and stores it whole.
-import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/connect.js';
-import { newId, nowIso } from '../../src/db/ids.js';
-import { insertPendingBackup } from '../../src/db/repositories/backups.js';
-import { backupFilePath } from '../../src/engine/backup-files.js';
-import { endBackupState } from '../../src/engine/state-changes.js';
-import { inWriteTransaction } from '../../src/engine/write-transaction.js';
 import { admin, seedThroughCli, startServe, type ServeProcess } from '../support/cli.js';
 import { tempDataDir } from '../support/fixtures.js';
+import { completedBackup } from './support/completed-backup.js';
 import { objectStoreInstalled, startObjectStore, type TestObjectStore } from './support/object-store-server.js';
-import { downloadObject, openedWithAge, sha256OfFile, unfinishedUploads } from './support/offsite-looks.js';
+import { downloadObject, openedWithAge, unfinishedUploads } from './support/offsite-looks.js';
 
 describe.runIf(objectStoreInstalled && process.platform === 'linux')('teaminfra serve killed in the middle of an upload', () => {
   const dataDir = tempDataDir();
@@ -38,15 +33,7 @@ describe.runIf(objectStoreInstalled && process.platform === 'linux')('teaminfra 
       '--bucket', store.bucket, '--access-key-id', store.accessKeyId, '--secret-access-key-file', join(scratch, 'secret'), '--allow-private'])).backup_key;
     // A backup of 80 MB completed as the engine completes one: queued for off-site in the same transaction.
     db = openDatabase(dataDir);
-    backupId = newId('bak');
-    await insertPendingBackup(db.kysely, { id: backupId, teamId, serviceId, kind: 'manual', operationId: null as unknown as string, at: nowIso() });
-    const file = backupFilePath(dataDir, serviceId, backupId);
-    mkdirSync(dirname(file), { recursive: true });
-    const fd = openSync(file, 'w');
-    for (let written = 0; written < 80; written++) writeSync(fd, randomBytes(1024 * 1024));
-    closeSync(fd);
-    sha256 = await sha256OfFile(file);
-    await inWriteTransaction(db.kysely, (trx) => endBackupState(trx, backupId, { state: 'completed', filePath: file, sizeBytes: 80 * 1024 * 1024, sha256, at: nowIso() }));
+    ({ id: backupId, sha256 } = await completedBackup(db.kysely, dataDir, { teamId, serviceId, bytes: 80 * 1024 * 1024 }));
   }, 600_000);
   afterAll(async () => {
     await serve?.stop('SIGKILL');

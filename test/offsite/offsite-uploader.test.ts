@@ -4,26 +4,21 @@
 // exact bytes), streamed as a multipart upload, stored only once the store confirmed it; kept
 // pending and retried while the store is gone mid-upload; failed with a sentence when the store
 // refuses it, the server's copy kept; removed from the store when retention removes the backup.
-import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { DeleteBucketCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId, nowIso } from '../../src/db/ids.js';
-import { insertPendingBackup } from '../../src/db/repositories/backups.js';
 import { insertServer } from '../../src/db/repositories/servers.js';
 import { insertService } from '../../src/db/repositories/services.js';
 import { insertTeam } from '../../src/db/repositories/teams.js';
-import { backupFilePath } from '../../src/engine/backup-files.js';
 import { pruneBackups } from '../../src/engine/backup-retention.js';
 import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/engine.js';
-import { endBackupState } from '../../src/engine/state-changes.js';
-import { inWriteTransaction } from '../../src/engine/write-transaction.js';
 import { secretContext, setBackupDestination } from '../../src/offsite/destinations.js';
 import { admin } from '../support/cli.js';
 import { getJson, makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { act } from '../engine/support/engine-http.js';
+import { completedBackup } from './support/completed-backup.js';
 import { objectStoreInstalled, startObjectStore, type TestObjectStore } from './support/object-store-server.js';
 import { downloadObject, objectExists, offsiteEvents, openedWithAge, sha256OfFile, unfinishedUploads } from './support/offsite-looks.js';
 
@@ -41,19 +36,7 @@ describe.runIf(objectStoreInstalled)('the off-site uploader', () => {
   const copyOf = (backupId: string) => db().selectFrom('backup_offsite_copies').selectAll().where('backup_id', '=', backupId).executeTakeFirstOrThrow();
   const locations = async (backupId: string) => (await getJson(server.baseUrl, `/api/backups/${backupId}`, token)).body.locations;
 
-  /** A backup of `serviceId` completed the way the engine completes one, with `bytes` random bytes in its file. */
-  const completedBackup = async (teamId: string, serviceId: string, bytes: number): Promise<string> => {
-    const id = newId('bak');
-    await insertPendingBackup(db(), { id, teamId, serviceId, kind: 'manual', operationId: null as unknown as string, at: nowIso() });
-    const file = backupFilePath(server.dataDir, serviceId, id);
-    mkdirSync(dirname(file), { recursive: true });
-    const fd = openSync(file, 'w');
-    for (let left = bytes; left > 0; left -= 1024 * 1024) writeSync(fd, randomBytes(Math.min(left, 1024 * 1024)));
-    closeSync(fd);
-    const sha256 = await sha256OfFile(file);
-    await inWriteTransaction(db(), (trx) => endBackupState(trx, id, { state: 'completed', filePath: file, sizeBytes: bytes, sha256, at: nowIso() }));
-    return id;
-  };
+  const completed = async (teamId: string, serviceId: string, bytes: number) => (await completedBackup(db(), server.dataDir, { teamId, serviceId, bytes })).id;
 
   beforeAll(async () => {
     [store, server] = await Promise.all([
@@ -96,7 +79,7 @@ describe.runIf(objectStoreInstalled)('the off-site uploader', () => {
   });
 
   it('keeps a backup pending while the store is gone mid-upload, and stores it once, whole, when the store is back', async () => {
-    const backupId = await completedBackup(team.teamId, team.serviceIds[1], 70 * 1024 * 1024);
+    const backupId = await completed(team.teamId, team.serviceIds[1], 70 * 1024 * 1024);
     const key = (await copyOf(backupId)).object_key;
     const ticking = tick();
     const deadline = Date.now() + 60_000;
@@ -140,7 +123,7 @@ describe.runIf(objectStoreInstalled)('the off-site uploader', () => {
     const destination = { endpoint: store.endpoint, region: store.region, bucket: 'short-lived', prefix: '', accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey, allowPrivate: true };
     await setBackupDestination(db(), server.app.secrets, teamId, destination);
     await store.client.send(new DeleteBucketCommand({ Bucket: 'short-lived' }));
-    const noBucket = await completedBackup(teamId, serviceId, 1024 * 1024);
+    const noBucket = await completed(teamId, serviceId, 1024 * 1024);
     await tick();
     const bucketSentence = `Uploading the encrypted backup failed: the bucket "short-lived" does not exist at ${store.endpoint}.`;
     expect(await copyOf(noBucket)).toMatchObject({ state: 'failed', reason: bucketSentence, attempts: 1 });
@@ -150,7 +133,7 @@ describe.runIf(objectStoreInstalled)('the off-site uploader', () => {
     const { id } = await db().selectFrom('backup_destinations').select('id').where('team_id', '=', teamId).where('replaced_at', 'is', null).executeTakeFirstOrThrow();
     await store.makeBucket('short-lived');
     await db().updateTable('backup_destinations').set({ secret_access_key: server.app.secrets.seal('revoked-secret', secretContext(id)) }).where('id', '=', id).execute();
-    const refused = await completedBackup(teamId, serviceId, 1024 * 1024);
+    const refused = await completed(teamId, serviceId, 1024 * 1024);
     await tick();
     const refusedCopy = await copyOf(refused);
     expect(refusedCopy).toMatchObject({ state: 'failed' });
@@ -169,8 +152,8 @@ describe.runIf(objectStoreInstalled)('the off-site uploader', () => {
   }, 120_000);
 
   it('removes a backup\'s object from the store when retention removes the backup, and keeps the newer one', async () => {
-    const older = await completedBackup(team.teamId, team.serviceIds[0], 64 * 1024);
-    const newer = await completedBackup(team.teamId, team.serviceIds[0], 64 * 1024);
+    const older = await completed(team.teamId, team.serviceIds[0], 64 * 1024);
+    const newer = await completed(team.teamId, team.serviceIds[0], 64 * 1024);
     await tick();
     const [olderKey, newerKey] = [(await copyOf(older)).object_key, (await copyOf(newer)).object_key];
     expect([await objectExists(store, olderKey), await objectExists(store, newerKey)]).toEqual([true, true]);
