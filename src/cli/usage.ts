@@ -28,6 +28,7 @@ export const USAGE = `Usage:
   teaminfra admin set-registry-credentials --server ID --registry HOST[:PORT] --username U --password-file F | --remove
   teaminfra admin set-backup-destination --team T --endpoint URL --region R --bucket B [--prefix P]
                   --access-key-id K --secret-access-key-file F [--allow-private]   a team's off-site backups
+  teaminfra admin mark-server-lost --server ID   a server gone for good: its services are recovered elsewhere (recover_erp_service)
   teaminfra admin set-outgoing-mail --service ID --host H --port P [--user U --password-stdin] [--allow-private] | --none
 
 Every command above takes --data-dir DIR (default ./data) and --database-url URL (or DATABASE_URL).

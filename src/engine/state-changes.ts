@@ -85,7 +85,7 @@ export async function writeServiceEvent(
 }
 
 export async function changeServerState(
-  trx: Kysely<Database>, serverId: string, change: { state: 'provisioning' | 'ready' | 'failed'; rootDir?: string },
+  trx: Kysely<Database>, serverId: string, change: { state: 'provisioning' | 'ready' | 'failed' | 'lost'; rootDir?: string },
   operationId: string | null, at: string, type: EngineEventType,
 ): Promise<void> {
   await trx.updateTable('servers')

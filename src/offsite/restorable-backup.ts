@@ -25,14 +25,20 @@ interface RestoredBackup { id: string; team_id: string; file_path: string; sha25
 
 /**
  * Runs `restore` once the backup's bytes are where the driver reads them: as they are when the
- * server's copy reads well, else fetched from off-site (when the backup has a stored copy there).
+ * server's copy reads well, else fetched from off-site (when the backup has a stored copy there);
+ * `serverLost`: straight from off-site (a recovery: recover.ts).
  */
 export async function withRestorableBackup<T>(
   db: Kysely<Database>, secrets: SecretBox, dataDir: string, backup: RestoredBackup, restore: () => Promise<T>,
+  options: { serverLost?: boolean } = {},
 ): Promise<T> {
   const copy = await findOffsiteCopy(db, backup.id);
-  if (copy?.state !== 'stored') return restore();
-  const serverCopy = await readsFromServer(db, dataDir, backup);
+  if (copy?.state !== 'stored') {
+    if (options.serverLost) throw new DriverError(`Backup ${backup.id} has no copy stored off-site, and its server is lost.`);
+    return restore();
+  }
+  // A lost server is not asked (its engine would only time out).
+  const serverCopy = options.serverLost ? "The server's copy of the backup is gone with its server." : await readsFromServer(db, dataDir, backup);
   if (serverCopy === null) return restore();
   await db.updateTable('backups').set({ server_copy_reason: serverCopy }).where('id', '=', backup.id).execute();
   const target = isEngineBackupPath(backup.file_path) ? await engineCacheTarget(dataDir, backup.file_path) : localTarget(backup.file_path);

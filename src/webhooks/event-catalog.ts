@@ -75,6 +75,7 @@ export const EVENT_CATALOG = [
   { type: 'server.created', description: 'A server was created.', data: ServerData },
   { type: 'server.ready', description: 'A server is ready to host ERP services.', data: ServerData },
   { type: 'server.failed', description: 'A server could not be prepared.', data: ServerData },
+  { type: 'server.lost', description: 'The operator marked a server lost (teaminfra admin mark-server-lost): its services are failed, and each can be made again on another server from its newest off-site backup (recover_erp_service).', data: ServerData },
   { type: 'operation.awaiting_approval', description: 'A long action asked by a token that needs approval for it waits for a decision (`decision.needed`).', data: OperationData },
   { type: 'operation.queued', description: 'A long action was accepted and queued.', data: OperationData },
   { type: 'operation.running', description: 'A long action started running.', data: OperationData },
