@@ -19,25 +19,25 @@ export async function requestRecover(context: RequestContext, capability: string
   return enqueue(context, capability, input, async (trx, { operationId, at }) => {
     const service = await findReachableService(trx, context.reach, input.service_id);
     if (!service) throw notFound('ERP service');
-    if (service.parent_id !== null) {
-      throw new AppError('validation_failed', 'A copy is not recovered: recover the service it copies, then make a new copy of it.', {
-        errors: [{ field: 'service_id', message: `${service.id} is a copy of ${service.parent_id}.` }],
-      });
-    }
     const from = await trx.selectFrom('servers').select(['id', 'state']).where('id', '=', service.server_id).executeTakeFirstOrThrow();
     if (from.state !== 'lost') {
-      throw new AppError('conflict', `The server ${from.id} of ERP service ${service.id} is not marked lost, so the service may still run there: ` +
-        'it is recovered elsewhere only once the operator marked its server lost (teaminfra admin mark-server-lost).');
+      throw new AppError('conflict', "The service's server is not marked lost, so the service may still run there: it is recovered " +
+        'elsewhere only once the operator marked its server lost (teaminfra admin mark-server-lost).');
+    }
+    if (service.parent_id !== null) {
+      throw new AppError('validation_failed', 'A copy is not recovered: recover the service it copies, then make a new copy of it.', {
+        errors: [{ field: 'service_id', message: 'This is a copy; give the service it copies.' }],
+      });
     }
     const to = await findReachableServer(trx, context.reach, input.server_id);
     if (!to) throw notFound('server');
-    if (to.state !== 'ready') throw new AppError('conflict', `The server ${to.id} is ${to.state}: a service is recovered only onto a ready server.`);
+    if (to.state !== 'ready') throw new AppError('conflict', `That server is ${to.state}: a service is recovered only onto a ready server.`);
     const backup = await newestOffsiteBackup(trx, service.id);
-    if (!backup) throw new AppError('conflict', `ERP service ${service.id} has no backup stored off-site, so it cannot be recovered.`);
+    if (!backup) throw new AppError('conflict', 'The service has no backup stored off-site, so it cannot be recovered.');
     const docker = await trx.selectFrom('docker_servers').select('server_id').where('server_id', '=', to.id).executeTakeFirst();
     if ((docker !== undefined) !== isEngineBackupPath(backup.file_path)) {
-      throw new AppError('validation_failed', `ERP service ${service.id} ran on a ${isEngineBackupPath(backup.file_path) ? 'Docker' : 'local'} server; ` +
-        `its backups restore only onto a server of that kind, which ${to.id} is not.`, {
+      throw new AppError('validation_failed', `The service ran on a ${isEngineBackupPath(backup.file_path) ? 'Docker' : 'local'} server; ` +
+        'its backups restore only onto a server of that kind, which that server is not.', {
         errors: [{ field: 'server_id', message: 'Choose a server of the same kind as the lost one.' }],
       });
     }
