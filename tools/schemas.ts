@@ -122,6 +122,9 @@ export const OperationView = builtOnce(() => z.object({
       .describe('In place of initial_credentials once they were shown: when, and in which answer over which channel.'),
     safety_backup_id: BackupId().nullable().optional()
       .describe('For a restore, the safety backup holding the data it replaced (null when the service had no data yet).'),
+    data_as_of: z.string().optional()
+      .describe('For a recovery (recover_erp_service), the time of the data the service came back with: what was written after it was lost with its server.'),
+    recovered_on_server_id: ServerId().optional().describe('For a recovery, the server the service now runs on.'),
   }).nullable()
     .describe('What a succeeded operation gives back: for a restore, safety_backup_id (to every reader); for create_erp_service ' +
       'of an app with an admin login, initial_credentials once to the token that requested it, then initial_credentials_shown. ' +

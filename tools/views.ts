@@ -65,8 +65,8 @@ export function operationView(row: OperationRow, viewer?: OperationViewer, given
 }
 
 /**
- * What an operation's result shows: a restore's safety backup, to every reader (like the
- * backup_id beside it); a created service's initial credentials only to the token that created
+ * What an operation's result shows: a restore's safety backup, and a recovery's time of data and
+ * new server, to every reader (like the backup_id beside it); a created service's initial credentials only to the token that created
  * the service: the credentials themselves in the one answer that took them, after that the
  * sentence left in their place. Every other reader, and a list (which never takes them), sees
  * null until they were shown.
@@ -74,6 +74,10 @@ export function operationView(row: OperationRow, viewer?: OperationViewer, given
 function shownResult(row: OperationRow, viewer: OperationViewer | undefined, given: InitialCredentials | null | undefined): Infer<typeof OperationView>['result'] {
   if (row.state === 'succeeded' && row.kind === 'restore' && row.result) {
     return { safety_backup_id: (JSON.parse(row.result) as { safety_backup_id?: string | null }).safety_backup_id ?? null };
+  }
+  if (row.state === 'succeeded' && row.kind === 'recover' && row.result) {
+    const recovered = JSON.parse(row.result) as { data_as_of: string; server_id: string };
+    return { data_as_of: recovered.data_as_of, recovered_on_server_id: recovered.server_id };
   }
   if (row.state !== 'succeeded' || !row.result || !viewer) return null;
   if (!row.requested_by_token_id || row.requested_by_token_id !== viewer.tokenId) return null;

@@ -85,7 +85,7 @@ describe.runIf(dockerAvailable && secondEngineStartable && objectStoreInstalled)
 
     const done = await actAndWait('POST', `/api/service-erp/${serviceId}/recover`, TRYTON_START_MS, { server_id: newServer });
     expect(done, JSON.stringify(done)).toMatchObject({ state: 'succeeded' });
-    expect(done.result).toEqual({ backup_id: backup.id, server_id: newServer, data_as_of: backup.completed_at });
+    expect(done).toMatchObject({ backup_id: backup.id, result: { data_as_of: backup.completed_at, recovered_on_server_id: newServer } });
     const service = (await call('GET', `/api/service-erp/${serviceId}`)).body;
     expect(service).toMatchObject({ state: 'running', server_id: newServer });
     // The same admin password, the data of the last backup.
