@@ -15,7 +15,7 @@ import { dockerAvailable, removeEverythingOf, testDockerApi } from '../engine/do
 import { startDockerTeam } from '../engine/docker/support/docker-team.js';
 import { secondEngineStartable, startSecondEngine, type SecondEngine } from '../engine/docker/support/second-engine.js';
 import { teamCalls } from '../engine/docker/support/team-calls.js';
-import { createParty, partyNames, tryton, TRYTON_START_MS, trytonSession } from '../engine/docker/support/tryton-app.js';
+import { createParty, partyNames, startedTryton, tryton, TRYTON_START_MS, trytonSession } from '../engine/docker/support/tryton-app.js';
 import { copyImages } from './support/copied-images.js';
 import { objectStoreInstalled, startObjectStore, type TestObjectStore } from './support/object-store-server.js';
 
@@ -46,11 +46,8 @@ describe.runIf(dockerAvailable && secondEngineStartable && objectStoreInstalled)
     writeFileSync(join(scratch, 'secret'), store.secretAccessKey);
     await admin(server.dataDir, ['set-backup-destination', '--team', docker.teamId, '--endpoint', store.endpoint, '--region', store.region,
       '--bucket', store.bucket, '--access-key-id', store.accessKeyId, '--secret-access-key-file', join(scratch, 'secret'), '--allow-private']);
-    const accepted = await call('POST', '/api/service-erp', { server_id: lostServer, name: 'Tryton', app: 'tryton' });
-    serviceId = accepted.body.service_id;
-    password = (await waitForOperation(server.baseUrl, token, accepted.body.id, 120_000)).result.initial_credentials.password;
-    expect(await actAndWait('POST', `/api/service-erp/${serviceId}/start`, TRYTON_START_MS)).toMatchObject({ state: 'succeeded' });
-    const url = (await call('GET', `/api/service-erp/${serviceId}`)).body.url;
+    let url: string;
+    ({ serviceId, password, url } = await startedTryton({ call, actAndWait }, (id) => waitForOperation(server.baseUrl, token, id, 120_000), lostServer));
     await createParty(url, await trytonSession(url, 'admin', password), 'Before the loss');
     const done = await actAndWait('POST', `/api/service-erp/${serviceId}/backups`, 15 * 60_000);
     expect(done).toMatchObject({ state: 'succeeded' });

@@ -19,7 +19,7 @@ import { dockerAvailable, removeEverythingOf, testDockerApi } from '../engine/do
 import { startDockerTeam } from '../engine/docker/support/docker-team.js';
 import { nodeCopyOf } from '../engine/docker/support/node-backup-copies.js';
 import { teamCalls } from '../engine/docker/support/team-calls.js';
-import { createParty, partyNames, rpc, tryton, TRYTON_START_MS, trytonSession } from '../engine/docker/support/tryton-app.js';
+import { createParty, partyNames, rpc, startedTryton, tryton, TRYTON_START_MS, trytonSession } from '../engine/docker/support/tryton-app.js';
 import { objectStoreInstalled, startObjectStore, type TestObjectStore } from './support/object-store-server.js';
 import { downloadObject, openedWithAge } from './support/offsite-looks.js';
 
@@ -56,11 +56,8 @@ describe.runIf(dockerAvailable && objectStoreInstalled)('off-site backups of a T
     writeFileSync(secretFile, store.secretAccessKey);
     backupKey = (await admin(server.dataDir, ['set-backup-destination', '--team', docker.teamId, '--endpoint', store.endpoint, '--region', store.region,
       '--bucket', store.bucket, '--access-key-id', store.accessKeyId, '--secret-access-key-file', secretFile, '--allow-private'])).backup_key;
-    const accepted = await call('POST', '/api/service-erp', { server_id: serverId, name: 'Tryton', app: 'tryton' });
-    serviceId = accepted.body.service_id;
-    password = (await waitForOperation(server.baseUrl, token, accepted.body.id, 120_000)).result.initial_credentials.password;
-    expect(await actAndWait('POST', `/api/service-erp/${serviceId}/start`, TRYTON_START_MS)).toMatchObject({ state: 'succeeded' });
-    const url = (await call('GET', `/api/service-erp/${serviceId}`)).body.url;
+    let url: string;
+    ({ serviceId, password, url } = await startedTryton({ call, actAndWait }, (id) => waitForOperation(server.baseUrl, token, id, 120_000), serverId));
     const session = await trytonSession(url, 'admin', password);
     const partyId = await createParty(url, session, 'Acme Hosting');
     for (const [index, bytes] of ATTACHMENTS.entries()) {
