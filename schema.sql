@@ -279,6 +279,65 @@ CREATE TABLE IF NOT EXISTS backups (
   completed_at  TEXT
 );
 CREATE INDEX IF NOT EXISTS backups_service ON backups (service_id, id);
+-- Why the server's copy of a completed backup could not be read when it was last needed (its
+-- volume or server gone); null while it is not known to be gone. A restore then reads the
+-- off-site copy (src/offsite/restorable-backup.ts).
+ALTER TABLE backups ADD COLUMN IF NOT EXISTS server_copy_reason TEXT;
+
+-- A team's off-site backup destination (src/offsite): S3-compatible object storage. Set only by
+-- owners and admins in the panel (Developer > Backups) and by the operator (teaminfra admin
+-- set-backup-destination); no token reads or writes it. The secret access key is sealed with the
+-- secrets key, bound to this row. A destination replaced by another keeps its row (replaced_at)
+-- while off-site copies stored there remain, so that they can still be read and removed.
+CREATE TABLE IF NOT EXISTS backup_destinations (
+  id                 TEXT PRIMARY KEY,
+  team_id            TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  endpoint           TEXT NOT NULL,
+  region             TEXT NOT NULL,
+  bucket             TEXT NOT NULL,
+  prefix             TEXT NOT NULL DEFAULT '',
+  access_key_id      TEXT NOT NULL,
+  secret_access_key  TEXT NOT NULL,
+  allow_private      INTEGER NOT NULL DEFAULT 0,
+  created_at         TEXT NOT NULL,
+  replaced_at        TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS backup_destinations_current ON backup_destinations (team_id) WHERE replaced_at IS NULL;
+
+-- Each team's backup key (age, X25519), made with its first destination and shown once to the
+-- member (or operator) who set it: every off-site copy is encrypted to `recipient`; `identity`,
+-- sealed with the secrets key and bound to the team, opens them for a restore from off-site.
+CREATE TABLE IF NOT EXISTS team_backup_keys (
+  team_id     TEXT PRIMARY KEY REFERENCES teams (id) ON DELETE CASCADE,
+  recipient   TEXT NOT NULL,
+  identity    TEXT NOT NULL,
+  created_at  TEXT NOT NULL
+);
+
+-- The off-site copy of a completed backup, queued in the transaction that completes it when its
+-- team has a destination: pending (uploaded by one node at a time, under a lease, retried with
+-- back-off), stored once the store confirmed the whole object, or failed with the reason. It
+-- outlives its backup's row on purpose: once retention removed the backup, its object is deleted
+-- from the store and then this row (src/offsite/offsite-pruning.ts).
+CREATE TABLE IF NOT EXISTS backup_offsite_copies (
+  backup_id        TEXT PRIMARY KEY,
+  team_id          TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  service_id       TEXT NOT NULL,
+  destination_id   TEXT NOT NULL REFERENCES backup_destinations (id),
+  state            TEXT NOT NULL CHECK (state IN ('pending', 'stored', 'failed')),
+  reason           TEXT,
+  object_key       TEXT NOT NULL,
+  -- The encrypted object's size, as the store confirmed it.
+  size_bytes       BIGINT,
+  attempts         INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at  TEXT NOT NULL,
+  lease_owner      TEXT,
+  lease_expires_at TEXT,
+  created_at       TEXT NOT NULL,
+  stored_at        TEXT
+);
+CREATE INDEX IF NOT EXISTS backup_offsite_copies_due ON backup_offsite_copies (state, next_attempt_at);
+CREATE INDEX IF NOT EXISTS backup_offsite_copies_team ON backup_offsite_copies (team_id, service_id);
 
 -- Emails kept by a copy's mail catcher. Only copies have one.
 CREATE TABLE IF NOT EXISTS caught_emails (

@@ -60,6 +60,13 @@ if (!dockerSuitesRun() && !process.env.TEAMINFRA_DOCKER_SKIP_NOTED) {
     'dockerd &) or set TEAMINFRA_TEST_DOCKER_HOST, or run "bash .ci/run", which does that.');
 }
 
+// The off-site suites (test/offsite) need a real S3-compatible store: Debian's Ceph RADOS Gateway
+// with one monitor and one OSD (test/offsite/support/object-store-server.ts says why that one).
+if (!existsSync('/usr/bin/radosgw') && process.env.TEAMINFRA_REQUIRE_OBJECT_STORE !== '1' && !process.env.TEAMINFRA_OBJECT_STORE_SKIP_NOTED) {
+  process.env.TEAMINFRA_OBJECT_STORE_SKIP_NOTED = '1';
+  console.log('Off-site backup suites SKIPPED (test/offsite): /usr/bin/radosgw not found. To run them, install it ' +
+    '(apt-get install -y radosgw ceph-mon ceph-osd), or run "bash .ci/run", which does that.');
+}
 // The registry suites (images pulled by the engine) need Debian's docker-registry beside the engine:
 // without it they are skipped, said once; .ci/run installs it, and TEAMINFRA_REQUIRE_DOCKER=1 fails them.
 if (dockerSuitesRun() && !existsSync('/usr/bin/docker-registry') && process.env.TEAMINFRA_REQUIRE_DOCKER !== '1' &&

@@ -28,6 +28,7 @@ import setOutgoingMail from './services/set-outgoing-mail.js';
 import createBackup from './backups/create-backup.js';
 import downloadBackup from './backups/download-backup.js';
 import restoreBackup from './backups/restore-backup.js';
+import recoverErpService from './services/recover-erp-service.js';
 import getBackupSchedule from './backups/get-backup-schedule.js';
 import setBackupSchedule from './backups/set-backup-schedule.js';
 import requestDecision from './decisions/request-decision.js';
@@ -65,6 +66,7 @@ export const catalog: readonly Capability[] = Object.freeze([
   createBackup,
   downloadBackup,
   restoreBackup,
+  recoverErpService,
   getBackupSchedule,
   setBackupSchedule,
   requestDecision,

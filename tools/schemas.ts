@@ -94,6 +94,11 @@ export const BackupView = builtOnce(() => z.object({
   reason: z.string().nullable().describe('Why the backup failed, when it did.'),
   created_at: z.string(),
   completed_at: z.string().nullable(),
+  locations: z.array(z.object({
+    kind: z.enum(['server', 'offsite']),
+    state: z.enum(['stored', 'pending', 'failed']),
+    reason: z.string().nullable().describe('Why it is not stored there, in a sentence; null when stored.'),
+  })).describe("Where the backup is kept: on its server, and off-site (encrypted, at the team's destination) when the team has one."),
 }));
 
 export const OperationView = builtOnce(() => z.object({
@@ -127,6 +132,9 @@ export const OperationView = builtOnce(() => z.object({
     safety_backup_id: BackupId().nullable().optional()
       .describe('For a restore, the safety backup holding the data it replaced (null when the service had no data yet).'),
     crash_loop: z.string().optional().describe('What it started then crashed in a loop: how, and since when (service.crash_loop).'),
+    data_as_of: z.string().optional()
+      .describe('For a recovery (recover_erp_service), the time of the data the service came back with: what was written after it was lost with its server.'),
+    recovered_on_server_id: ServerId().optional().describe('For a recovery, the server the service now runs on.'),
   }).nullable()
     .describe('What a succeeded operation gives back: for a restore, safety_backup_id (to every reader); for create_erp_service ' +
       'of an app with an admin login, initial_credentials once to the token that requested it, then initial_credentials_shown. ' +

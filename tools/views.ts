@@ -5,6 +5,7 @@ import type { DecisionRow } from '../src/db/repositories/decisions.js';
 import type { ActivityRow } from '../src/db/repositories/activity.js';
 import type { ActivityView, BackupView, Infer, DecisionView, OperationDetailView, EmailSummaryView, EmailView, OperationView, ServerView, ServiceView } from './schemas.js';
 import { decisionStateAt } from '../src/decisions/decision-state.js';
+import { locationsOf } from '../src/offsite/locations.js';
 
 type ServiceRow = {
   id: string; name: string; server_id: string; parent_id: string | null; state: Infer<typeof ServiceView>['state'];
@@ -28,10 +29,14 @@ export function serverView(row: ServerRow): Infer<typeof ServerView> {
   return { id: row.id, name: row.name, state: row.state, capacity: row.capacity, reachable: row.reachable === 1, created_at: row.created_at };
 }
 
-export function backupView(row: Infer<typeof BackupView>): Infer<typeof BackupView> {
+type BackupRow = Omit<Infer<typeof BackupView>, 'locations'> & { server_copy_reason?: string | null };
+
+/** A backup with where it is kept; `offsite`: its off-site copy, when its team had a destination when it completed. */
+export function backupView(row: BackupRow, offsite?: { state: 'pending' | 'stored' | 'failed'; reason: string | null }): Infer<typeof BackupView> {
   return {
     id: row.id, service_id: row.service_id, state: row.state, kind: row.kind, size_bytes: row.size_bytes,
     sha256: row.sha256, reason: row.reason, created_at: row.created_at, completed_at: row.completed_at,
+    locations: locationsOf(row, offsite),
   };
 }
 
@@ -65,8 +70,8 @@ export function operationView(row: OperationRow, viewer?: OperationViewer, given
 }
 
 /**
- * What an operation's result shows: a restore's safety backup, to every reader (like the
- * backup_id beside it); a created service's initial credentials only to the token that created
+ * What an operation's result shows: a restore's safety backup, and a recovery's time of data and
+ * new server, to every reader (like the backup_id beside it); a created service's initial credentials only to the token that created
  * the service: the credentials themselves in the one answer that took them, after that the
  * sentence left in their place. Every other reader, and a list (which never takes them), sees
  * null until they were shown.
@@ -81,6 +86,10 @@ function shownResult(row: OperationRow, viewer: OperationViewer | undefined, giv
 function resultForViewer(row: OperationRow, viewer: OperationViewer | undefined, given: InitialCredentials | null | undefined): Infer<typeof OperationView>['result'] {
   if (row.state === 'succeeded' && row.kind === 'restore' && row.result) {
     return { safety_backup_id: (JSON.parse(row.result) as { safety_backup_id?: string | null }).safety_backup_id ?? null };
+  }
+  if (row.state === 'succeeded' && row.kind === 'recover' && row.result) {
+    const recovered = JSON.parse(row.result) as { data_as_of: string; server_id: string };
+    return { data_as_of: recovered.data_as_of, recovered_on_server_id: recovered.server_id };
   }
   if (row.state !== 'succeeded' || !row.result || !viewer) return null;
   if (!requestedBy(row, viewer)) return null;

@@ -23,6 +23,8 @@ import { RETENTION_COMMANDS } from './retention-commands.js';
 import { MAIL_COMMANDS } from './mail-commands.js';
 import { NOTIFICATION_COMMANDS } from './notification-commands.js';
 import { REGISTRY_COMMANDS } from './registry-commands.js';
+import { BACKUP_DESTINATION_COMMANDS } from './backup-destination-command.js';
+import { SERVER_LOST_COMMANDS } from './server-lost-command.js';
 import { operatorAudit } from './operator-audit.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
 import { webhookConfigFromEnv } from '../webhooks/config.js';
@@ -44,6 +46,8 @@ const COMMANDS: Record<string, Handler> = {
   ...MAIL_COMMANDS,
   ...NOTIFICATION_COMMANDS,
   ...REGISTRY_COMMANDS,
+  ...BACKUP_DESTINATION_COMMANDS,
+  ...SERVER_LOST_COMMANDS,
   'create-team': async (db, args) => {
     const values = parseOptions(args, { name: { type: 'string' }, plan: { type: 'string' }, timezone: { type: 'string' } }, 'create-team');
     const plan = oneOf(values.plan ?? 'starter', PLANS, 'plan');

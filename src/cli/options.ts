@@ -1,4 +1,5 @@
 // Argument parsing for the command line, on node:util parseArgs, with errors that say what to do.
+import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { plainTextProblem } from '../core/plain-text.js';
 import { DEFAULT_POOL_SIZE, isPostgresUrl, type PostgresTarget } from '../db/dialect-postgres.js';
@@ -29,6 +30,22 @@ export function required(values: Record<string, unknown>, name: string, command:
   const problem = plainTextProblem(value.trim());
   if (problem) throw new UsageError(`${command}: --${name} ${problem}`);
   return value.trim();
+}
+
+/**
+ * A secret an operator's command reads from a file, never from the command line (where `ps` and
+ * shell histories show it): the file's one line, without its line end; `holds` says what the
+ * line is, for the sentence when the file is empty.
+ */
+export function secretFromFile(file: string, command: string, holds: string): string {
+  let secret: string;
+  try {
+    secret = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    throw new UsageError(`${command}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`);
+  }
+  if (secret === '') throw new UsageError(`${command}: ${file} is empty; it holds ${holds} on one line.`);
+  return secret;
 }
 
 export function listOption(value: unknown): string[] | null {

@@ -3,14 +3,13 @@
 // when it pulls an image an app definition names (src/engine/docker/image-pull.ts). The password
 // is read from a file, never from the command line (where `ps` and shell histories would show
 // it), kept sealed with the secrets key, and never printed: the answer names the login only.
-import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { isRegistryName, registryName } from '../engine/docker/image-reference.js';
 import { removeRegistryCredentials, setRegistryCredentials } from '../engine/docker/registry-credentials.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { operatorAudit } from './operator-audit.js';
-import { parseOptions, required } from './options.js';
+import { parseOptions, required, secretFromFile } from './options.js';
 import { UsageError } from './usage.js';
 
 const COMMAND = 'set-registry-credentials';
@@ -39,14 +38,7 @@ async function setRegistryCredentialsCommand(
     return { server_id: serverId, registry, removed };
   }
   const username = required(values, 'username', COMMAND);
-  const file = required(values, 'password-file', COMMAND);
-  let password: string;
-  try {
-    password = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
-  } catch (error) {
-    throw new UsageError(`${COMMAND}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`);
-  }
-  if (password === '') throw new UsageError(`${COMMAND}: ${file} is empty; it holds the registry's password (or token) on one line.`);
+  const password = secretFromFile(required(values, 'password-file', COMMAND), COMMAND, "the registry's password (or token)");
   const updatedAt = await setRegistryCredentials(db, await secrets(), serverId, registry, { username, password });
   await operatorAudit(db, server.team_id, 'set_registry_credentials', 'server', serverId);
   return { server_id: serverId, registry, username, updated_at: updatedAt, takes_effect: "at the next pull from this registry by the server's engine" };

@@ -26,6 +26,9 @@ export const USAGE = `Usage:
   teaminfra admin list-apps                                      the bundled apps and the added ones
   teaminfra admin build-app-images --app NAME [--docker-host URL]  builds the app's images offline
   teaminfra admin set-registry-credentials --server ID --registry HOST[:PORT] --username U --password-file F | --remove
+  teaminfra admin set-backup-destination --team T --endpoint URL --region R --bucket B [--prefix P]
+                  --access-key-id K --secret-access-key-file F [--allow-private]   a team's off-site backups
+  teaminfra admin mark-server-lost --server ID   a server gone for good: its services are recovered elsewhere (recover_erp_service)
   teaminfra admin set-outgoing-mail --service ID --host H --port P [--user U --password-stdin] [--allow-private] | --none
   teaminfra admin set-notification-mail --relay smtp://HOST:PORT [--from ADDRESS]  the relay of the emails about incidents
 

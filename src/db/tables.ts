@@ -114,6 +114,23 @@ export interface BackupsTable {
   id: string; team_id: string; service_id: string; state: 'pending' | 'completed' | 'failed';
   kind: string; size_bytes: number | null; sha256: string | null; file_path: string | null;
   operation_id: string | null; reason: string | null; created_at: string; completed_at: string | null;
+  /** Why the server's copy could not be read when last needed; null while not known to be gone. */
+  server_copy_reason?: string | null;
+}
+
+export interface BackupDestinationsTable {
+  id: string; team_id: string; endpoint: string; region: string; bucket: string; prefix: string;
+  access_key_id: string; secret_access_key: string; allow_private: number; created_at: string; replaced_at: string | null;
+}
+
+export interface TeamBackupKeysTable { team_id: string; recipient: string; identity: string; created_at: string }
+
+export type OffsiteCopyState = 'pending' | 'stored' | 'failed';
+
+export interface BackupOffsiteCopiesTable {
+  backup_id: string; team_id: string; service_id: string; destination_id: string; state: OffsiteCopyState;
+  reason: string | null; object_key: string; size_bytes: number | null; attempts: number; next_attempt_at: string;
+  lease_owner: string | null; lease_expires_at: string | null; created_at: string; stored_at: string | null;
 }
 
 export interface CaughtEmailsTable {
@@ -261,6 +278,9 @@ export interface Database {
   decision_requests: DecisionRequestsTable;
   operation_transitions: OperationTransitionsTable;
   backups: BackupsTable;
+  backup_destinations: BackupDestinationsTable;
+  team_backup_keys: TeamBackupKeysTable;
+  backup_offsite_copies: BackupOffsiteCopiesTable;
   caught_emails: CaughtEmailsTable;
   webhooks: WebhooksTable;
   events: EventsTable;

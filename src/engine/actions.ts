@@ -8,6 +8,7 @@ import type { ActionContext, ActionResult } from './actions/action-types.js';
 import { backupAction } from './actions/backup.js';
 import { copyAction } from './actions/copy.js';
 import { restoreAction } from './actions/restore.js';
+import { recoverAction } from './actions/recover.js';
 import { persistingHooks, requireService } from './actions/service-of-operation.js';
 import { loadServerSpec, loadServiceSpec } from './service-spec.js';
 import { makeDockerServer } from './docker/docker-servers.js';
@@ -57,6 +58,7 @@ export const ACTIONS: Record<OperationKind, Action> = {
   copy: copyAction,
   backup: backupAction,
   restore: restoreAction,
+  recover: recoverAction,
 };
 
 /** The copies a delete operation was queued with. */

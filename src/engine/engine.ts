@@ -32,6 +32,7 @@ import { DEFAULT_HEALTH_INTERVAL_S } from '../health/health-settings.js';
 import type { DockerEngine } from '../mail/container-mail-address.js';
 import { relayPrivateAllowedFromEnv } from '../mail/outgoing-relay.js';
 import type { RelayPolicy } from '../mail/relay-address.js';
+import { DEFAULT_OFFSITE_OPTIONS, OffsiteUploader, type OffsiteUploaderOptions } from '../offsite/offsite-uploader.js';
 
 export interface EngineConfig {
   /** This node: it runs only the operations and services of the servers it hosts (node-name.ts). */
@@ -94,6 +95,8 @@ export interface EngineConfig {
   newServersDockerHost: string | null;
   /** The most this node keeps of copies of backups kept on Docker engines (docker/backup-cache.ts); null: TEAMINFRA_BACKUP_CACHE_MB or its default. */
   backupCacheBytes: number | null;
+  /** How backups are sent off-site (src/offsite/offsite-uploader.ts): how often, under what lease, retried how. */
+  offsite: Partial<Omit<OffsiteUploaderOptions, 'onError'>>;
 }
 
 /** How long a starting ERP service may take to answer its health check (TEAMINFRA_START_TIMEOUT_MS; slow hosts raise it). */
@@ -122,6 +125,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   outgoingRelay: { allowPrivate: relayPrivateAllowedFromEnv() },
   newServersDockerHost: null,
   backupCacheBytes: null,
+  offsite: {},
 };
 
 export interface Engine {
@@ -133,6 +137,8 @@ export interface Engine {
   readonly scheduler: BackupScheduler;
   /** Watches health between operations (by itself every healthIntervalMs; tests call tick()). */
   readonly health: HealthWatcher;
+  /** Sends completed backups off-site (by itself every offsite.intervalMs; tests may call tick()). */
+  readonly offsite: OffsiteUploader;
   /** Reconciles services with what really runs, then starts taking operations. */
   start(): Promise<void>;
   close(options?: { services?: 'detach' | 'stop' }): Promise<void>;
@@ -154,7 +160,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   const driver = new DriverRouter(local, docker);
   const reconcileDeps = { db: db.kysely, driver, node: config.node, onError };
   const worker = new OperationWorker(db, (operation, owner, attempt, abandoned) =>
-    performOperation({ db, driver, onError, newServersDockerHost: config.newServersDockerHost }, operation, owner, attempt, abandoned), {
+    performOperation({ db, driver, onError, newServersDockerHost: config.newServersDockerHost, secrets }, operation, owner, attempt, abandoned), {
     node: config.node, leaseMs: config.leaseMs, pollMs: config.pollMs, concurrency: config.concurrency, onError,
   });
   const heartbeat = new NodeHeartbeat(db, {
@@ -173,6 +179,10 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   const health = new HealthWatcher(db, driver, engines, {
     owner: worker.owner, intervalMs: config.healthIntervalMs, clock: config.clock, panelUrl: config.panelUrl, onError,
   });
+  // Reads a backup's bytes where the driver keeps them (the node's copy of an engine's backup, fetched and checked when missing).
+  const offsite = new OffsiteUploader(db, secrets, {
+    hold: async (backup) => (await import('./docker/backup-store.js')).localBackupFile(db.kysely, db.dataDir, backup),
+  }, { ...DEFAULT_OFFSITE_OPTIONS, ...config.offsite, onError });
   let rowsTimer: NodeJS.Timeout | undefined;
   let pruningRows: Promise<unknown> | undefined;
   const pruneOldRows = () => {
@@ -194,6 +204,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
     driver,
     scheduler,
     health,
+    offsite,
     observer: new EngineObserver(db.kysely, engines, db.dataDir),
     get started() {
       return state === 'started';
@@ -214,6 +225,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       }
       scheduler.start();
       health.start();
+      offsite.start();
       if (config.rowRetentionIntervalMs > 0) {
         pruneOldRows();
         rowsTimer = setInterval(pruneOldRows, config.rowRetentionIntervalMs);
@@ -236,6 +248,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       if (rowsTimer) clearInterval(rowsTimer);
       await scheduler.close();
       await health.close();
+      await offsite.close();
       await reconciling;
       await pruning;
       await pruningRows;

@@ -7,8 +7,8 @@ export const ENGINE_EVENT_TYPES = [
   'service.created', 'service.provisioned', 'service.starting', 'service.started', 'service.stopping', 'service.stopped',
   'service.redeploying', 'service.redeployed', 'service.restoring', 'service.failed', 'service.deleting', 'service.deleted',
   'copy.created', 'copy.deleted',
-  'backup.completed', 'backup.failed', 'restore.completed', 'restore.failed',
-  'server.created', 'server.ready', 'server.failed',
+  'backup.completed', 'backup.failed', 'backup.offsite_stored', 'backup.offsite_failed', 'restore.completed', 'restore.failed',
+  'server.created', 'server.ready', 'server.failed', 'server.lost',
   'operation.queued', 'operation.running', 'operation.succeeded', 'operation.failed', 'operation.awaiting_approval',
 ] as const;
 

@@ -4,6 +4,7 @@
 import type { Kysely } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Database } from '../db/tables.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { nowIso } from '../db/ids.js';
 import { finishOperation, saveOperationSteps, type OperationKind, type OperationRow } from '../db/repositories/operations.js';
 import { ACTIONS, copiesToDelete } from './actions.js';
@@ -24,6 +25,8 @@ export interface PerformDeps {
   onError(error: unknown, context: string): void;
   /** `serve --docker-host`: a server created through the API is made a Docker server on this engine. */
   newServersDockerHost?: string | null;
+  /** Opens the team's off-site destination and backup key when a restore reads a backup from off-site (src/offsite). */
+  secrets?: SecretBox;
 }
 
 /** An operation interrupted this many times (its worker died each time) is given up. */
@@ -148,7 +151,7 @@ async function attemptAction(deps: PerformDeps, operation: OperationRow, steps: 
   const action = ACTIONS[operation.kind as OperationKind];
   try {
     if (!action) throw new Error(`no action for operation kind ${operation.kind}`);
-    return { ok: true, value: await action({ db: deps.db.kysely, driver: steps.recording(deps.driver), operation, dataDir: deps.db.dataDir, newServersDockerHost: deps.newServersDockerHost ?? null }) };
+    return { ok: true, value: await action({ db: deps.db.kysely, driver: steps.recording(deps.driver), operation, dataDir: deps.db.dataDir, newServersDockerHost: deps.newServersDockerHost ?? null, secrets: deps.secrets }) };
   } catch (error) {
     if (error instanceof DriverError) return { ok: false, reason: error.reason, portUnusable: error.portUnusable };
     deps.onError(error, `operation ${operation.id} (${operation.kind})`);

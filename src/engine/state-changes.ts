@@ -6,6 +6,7 @@ import type { Database, ServiceState } from '../db/tables.js';
 import { newId } from '../db/ids.js';
 import { endBackup, findBackupById } from '../db/repositories/backups.js';
 import { insertEvent } from '../db/repositories/events.js';
+import { queueOffsiteCopy } from '../db/repositories/offsite-copies.js';
 import { insertTransition, type OperationKind, type OperationRow } from '../db/repositories/operations.js';
 import { serviceEventType, type EngineEventType } from './event-types.js';
 import { serviceUrl } from './service-url.js';
@@ -89,7 +90,7 @@ export async function writeServiceEvent(
 }
 
 export async function changeServerState(
-  trx: Kysely<Database>, serverId: string, change: { state: 'provisioning' | 'ready' | 'failed'; rootDir?: string },
+  trx: Kysely<Database>, serverId: string, change: { state: 'provisioning' | 'ready' | 'failed' | 'lost'; rootDir?: string },
   operationId: string | null, at: string, type: EngineEventType,
 ): Promise<void> {
   await trx.updateTable('servers')
@@ -103,7 +104,11 @@ export async function changeServerState(
   });
 }
 
-/** Ends a pending backup with its backup.completed or backup.failed event; nothing if it had already ended. */
+/**
+ * Ends a pending backup with its backup.completed or backup.failed event; nothing if it had
+ * already ended. A completed one is queued for its team's off-site destination in the same
+ * transaction (src/offsite), so that no backup is ever complete without it.
+ */
 export async function endBackupState(
   trx: Kysely<Database>, backupId: string, outcome: Parameters<typeof endBackup>[2],
 ): Promise<void> {
@@ -111,6 +116,7 @@ export async function endBackupState(
   const backup = await findBackupById(trx, backupId);
   if (!backup) return;
   if (outcome.state === 'failed') await startBackupFailedIncident(trx, backup, outcome.at);
+  if (backup.state === 'completed') await queueOffsiteCopy(trx, backup, outcome.at);
   await insertEvent(trx, {
     teamId: backup.team_id, type: (outcome.state === 'completed' ? 'backup.completed' : 'backup.failed') satisfies EngineEventType,
     at: outcome.at,

@@ -32,6 +32,7 @@ export function page(title: string, body: Html, session?: PanelSession): Html {
     <span>Developer:</span>
     <a href="/panel/developer/api-tokens">API Tokens</a>
     <a href="/panel/developer/webhooks">Webhooks</a>
+    <a href="/panel/developer/backups">Backups</a>
   </nav>
   <span class="muted">${session.team.name} · ${session.email} (${session.team.role})</span>` : html`<nav></nav>`}
   ${session ? html`<form method="post" action="/panel/sign-out">${csrfField(session)}<button class="link" type="submit">Sign out</button></form>` : ''}

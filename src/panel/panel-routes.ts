@@ -23,6 +23,7 @@ import { registerServicePage } from './service-page.js';
 import { registerServiceActions } from './service-actions.js';
 import { registerOperationPage } from './operation-page.js';
 import { registerBackupsPage } from './backups-page.js';
+import { registerBackupDestinationPage } from './backup-destination-page.js';
 import { registerCaughtEmailsPage } from './caught-emails-page.js';
 import { registerCaughtEmailHtml } from './caught-email-html.js';
 import { registerNewServicePage } from './new-service-page.js';
@@ -74,6 +75,7 @@ export async function registerPanel(server: FastifyInstance, app: App, oauth: OA
     registerMembersPage(panel, app);
     registerNotificationsPage(panel, app);
     registerWebhooksPage(panel, app);
+    registerBackupDestinationPage(panel, app);
     registerActivityPage(panel, app);
     registerBackupSchedulePage(panel, app);
     registerInvitationPage(panel, app);

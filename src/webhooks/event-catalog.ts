@@ -32,6 +32,14 @@ const BackupData = z.object({
   reason: z.string().nullable().optional(),
 });
 
+const OffsiteData = z.object({
+  backup: z.object({ id: z.string(), service_id: z.string(), kind: z.string() }),
+  location: z.object({
+    kind: z.literal('offsite'), state: z.enum(['stored', 'pending', 'failed']),
+    reason: z.string().nullable().describe('What failed, in a sentence; null once stored.'),
+  }),
+});
+
 const RestoreData = z.object({ service_id: z.string(), backup_id: z.string(), operation_id: z.string().nullable().optional(), reason: z.string().nullable().optional() });
 
 const EmailData = z.object({
@@ -101,6 +109,7 @@ export const EVENT_CATALOG = [
   { type: 'server.failed', description: 'A server could not be prepared.', data: ServerData },
   { type: 'server.unreachable', description: 'A Docker server\'s engine did not answer 3 pings in a row (once per incident).', data: UnreachableData },
   { type: 'server.recovered', description: 'A Docker server\'s engine answers again after server.unreachable.', data: ServerRecoveredData },
+  { type: 'server.lost', description: 'The operator marked a server lost (teaminfra admin mark-server-lost): its services are failed, and each can be made again on another server from its newest off-site backup (recover_erp_service).', data: ServerData },
   { type: 'operation.awaiting_approval', description: 'A long action asked by a token that needs approval for it waits for a decision (`decision.needed`).', data: OperationData },
   { type: 'operation.queued', description: 'A long action was accepted and queued.', data: OperationData },
   { type: 'operation.running', description: 'A long action started running.', data: OperationData },
@@ -110,6 +119,8 @@ export const EVENT_CATALOG = [
   service('copy.deleted', 'A copy of an ERP service was deleted.'),
   { type: 'backup.completed', description: 'A backup completed.', data: BackupData },
   { type: 'backup.failed', description: 'A backup failed; `reason` says why. A scheduled one (kind "scheduled") is tried again a few times, each failure its own event.', data: BackupData },
+  { type: 'backup.offsite_stored', description: "A backup's encrypted copy is stored at the team's off-site destination (the store confirmed it whole).", data: OffsiteData },
+  { type: 'backup.offsite_failed', description: "A backup's off-site copy could not be stored: `location.reason` says why. State `pending`: it is tried again later; `failed`: the store refused it, and it is tried again once the destination is saved anew. The server's copy is kept either way.", data: OffsiteData },
   { type: 'restore.completed', description: 'A backup was restored into a service.', data: RestoreData },
   { type: 'restore.failed', description: 'A restore failed and changed nothing; `reason` says why.', data: RestoreData },
   { type: 'email.caught', description: "A copy's mail catcher kept an outgoing email.", data: EmailData },

@@ -100,12 +100,18 @@ const KINDS: TokenKind[] = [
 
 /**
  * Only the token that asked a decision can cancel it; the sample decision was asked by another
- * token of the team, so a call that passes every other check is refused for that reason.
+ * token of the team, so a call that passes every other check is refused for that reason. The
+ * same for recovering a service whose server is not lost.
  */
 function expectedFor(kind: TokenKind, capability: Capability): Expected {
   const expected = kind.expect(capability);
   if (expected.outcome === 'ok' && capability.name === 'cancel_decision') {
     return { outcome: 'denied', status: 403, code: 'not_decision_asker' };
+  }
+  // The sample service's server is not lost: a call that passes every authorization check is
+  // refused only for that, since the service may still run there (recovery.ts).
+  if (expected.outcome === 'ok' && capability.name === 'recover_erp_service') {
+    return { outcome: 'denied', status: 409, code: 'conflict' };
   }
   return expected;
 }

@@ -29,12 +29,12 @@ export async function listFinishedBackups(db: Kysely<Database>, node: string): P
 }
 
 /**
- * The backups restores still to run name (the one restored, and the safety backup): queued or
- * running ones, and those awaiting approval, which may be approved days later.
+ * The backups restores (and recoveries) still to run name (the one restored, and the safety
+ * backup): queued or running ones, and those awaiting approval, which may be approved days later.
  */
 export async function backupsNamedByRestores(db: Kysely<Database>): Promise<Set<string>> {
   const rows = await db.selectFrom('operations').select('parameters')
-    .where('kind', '=', 'restore').where('state', 'in', ['queued', 'running', 'awaiting_approval']).execute();
+    .where('kind', 'in', ['restore', 'recover']).where('state', 'in', ['queued', 'running', 'awaiting_approval']).execute();
   const named = new Set<string>();
   for (const row of rows) {
     const parameters = JSON.parse(row.parameters) as { backup_id?: string; safety_backup_id?: string };

@@ -6,7 +6,7 @@ import type { Database } from '../tables.js';
 import { decodeCursor, type PageRequest } from '../pagination.js';
 
 export const BACKUP_COLUMNS = [
-  'b.id', 'b.service_id', 'b.state', 'b.kind', 'b.size_bytes', 'b.sha256', 'b.reason', 'b.created_at', 'b.completed_at',
+  'b.id', 'b.service_id', 'b.state', 'b.kind', 'b.size_bytes', 'b.sha256', 'b.reason', 'b.created_at', 'b.completed_at', 'b.server_copy_reason',
 ] as const;
 
 export type BackupKind = 'manual' | 'safety' | 'scheduled';

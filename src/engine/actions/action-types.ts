@@ -2,6 +2,7 @@
 // of their own, so that the table of actions and the actions it lists do not import each other.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/tables.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
 import type { OperationRow } from '../../db/repositories/operations.js';
 import type { BackupFile, ServiceDriver } from '../driver.js';
 import type { ServiceChange } from '../state-changes.js';
@@ -13,6 +14,8 @@ export interface ActionContext {
   /** The control plane's data directory: backups are kept under it. */
   dataDir: string;
   newServersDockerHost: string | null;
+  /** Opens what a restore from off-site needs (the destination's secret, the team's backup key); absent: no restore reads from off-site. */
+  secrets?: SecretBox;
 }
 
 export interface ActionResult {

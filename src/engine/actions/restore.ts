@@ -10,6 +10,7 @@ import { DriverError, type ServiceSpec } from '../driver.js';
 import type { RestoreParameters } from '../requests/backups.js';
 import { endBackupState } from '../state-changes.js';
 import { inWriteTransaction } from '../write-transaction.js';
+import { withRestorableBackup } from '../../offsite/restorable-backup.js';
 import { persistingHooks, requireService } from './service-of-operation.js';
 
 export function restoreParametersOf(parameters: string): RestoreParameters {
@@ -26,7 +27,7 @@ export async function restoreAction(context: ActionContext): Promise<ActionResul
   }
   // Its row is made only once the backup is staged and the service stopped (takeSafetyBackup).
   const stagedBefore = (await findBackupById(db, parameters.safety_backup_id)) !== undefined;
-  const running = await driver.restore(spec, { path: backup.file_path, sha256: backup.sha256 }, {
+  const restore = () => driver.restore(spec, { path: backup.file_path!, sha256: backup.sha256! }, {
     ...persistingHooks(db, spec.id),
     // From the request, not from what runs now: a resumed restore may find the service stopped by its first attempt.
     ranBefore: parameters.previous_state === 'running',
@@ -36,6 +37,10 @@ export async function restoreAction(context: ActionContext): Promise<ActionResul
       if (hasData) await takeSafetyBackup(context, spec, parameters.safety_backup_id);
     },
   });
+  // The server's copy gone (its volume, its server): the off-site copy is fetched to where the driver reads it.
+  const running = context.secrets
+    ? await withRestorableBackup(db, context.secrets, context.dataDir, { id: backup.id, team_id: backup.team_id, file_path: backup.file_path, sha256: backup.sha256 }, restore)
+    : await restore();
   const safety = await findBackupById(db, parameters.safety_backup_id);
   return {
     result: { backup_id: backup.id, safety_backup_id: safety?.id ?? null, restarted: running !== null },

@@ -78,3 +78,20 @@ export async function waitForLongOperation(baseUrl: string, token: string, opera
     await sleep(500);
   }
 }
+
+/**
+ * A Tryton service made on `serverId` and started through REST as a team would (`team`:
+ * teamCalls), with what its first answer gave once: its admin password; and its url.
+ */
+export async function startedTryton(
+  team: { call(method: string, path: string, body?: object): Promise<{ status: number; body: any }>; actAndWait(method: string, path: string, timeoutMs: number, body?: object): Promise<any> },
+  waitFor: (operationId: string) => Promise<any>, serverId: string, name = 'Tryton',
+): Promise<{ serviceId: string; password: string; url: string }> {
+  const accepted = await team.call('POST', '/api/service-erp', { server_id: serverId, name, app: 'tryton' });
+  if (accepted.status !== 202) throw new Error(`POST /api/service-erp answered ${accepted.status}: ${JSON.stringify(accepted.body)}`);
+  const serviceId = accepted.body.service_id as string;
+  const password = (await waitFor(accepted.body.id)).result.initial_credentials.password as string;
+  const started = await team.actAndWait('POST', `/api/service-erp/${serviceId}/start`, TRYTON_START_MS);
+  if (started.state !== 'succeeded') throw new Error(`the start of Tryton failed: ${JSON.stringify(started)}`);
+  return { serviceId, password, url: (await team.call('GET', `/api/service-erp/${serviceId}`)).body.url };
+}
