@@ -22,6 +22,7 @@ import { APP_COMMANDS } from './app-commands.js';
 import { RETENTION_COMMANDS } from './retention-commands.js';
 import { MAIL_COMMANDS } from './mail-commands.js';
 import { REGISTRY_COMMANDS } from './registry-commands.js';
+import { PROXY_COMMANDS } from './proxy-commands.js';
 import { operatorAudit } from './operator-audit.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
 import { webhookConfigFromEnv } from '../webhooks/config.js';
@@ -42,6 +43,7 @@ const COMMANDS: Record<string, Handler> = {
   ...RETENTION_COMMANDS,
   ...MAIL_COMMANDS,
   ...REGISTRY_COMMANDS,
+  ...PROXY_COMMANDS,
   'create-team': async (db, args) => {
     const values = parseOptions(args, { name: { type: 'string' }, plan: { type: 'string' }, timezone: { type: 'string' } }, 'create-team');
     const plan = oneOf(values.plan ?? 'starter', PLANS, 'plan');
