@@ -1,5 +1,7 @@
 // The operator's proxy commands (`teaminfra admin ...`): build the proxy image (Debian's Caddy,
-// offline) on an engine. A server's proxy itself is started by the Docker driver.
+// offline) on an engine, give a Docker server the base domain its services' platform names are
+// made under, and choose the ports its proxy is published on. The proxy itself is started, and
+// configured from the database, by the Docker driver.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { ProgramError } from '../engine/apps/images/run-program.js';
@@ -7,7 +9,9 @@ import { DockerApi, DockerError } from '../engine/docker/docker-api.js';
 import { parseEngineAddress } from '../engine/docker/engine-address.js';
 import { ensureProxyImage } from '../engine/docker/proxy/proxy-image.js';
 import { defaultDockerHost, engineAddressOption } from './docker-commands.js';
-import { parseOptions } from './options.js';
+import { parseOptions, required } from './options.js';
+import { checkDomainName, DomainNameError } from '../engine/domains/domain-name.js';
+import { moveServerPlatformNames } from '../engine/domains/platform-name.js';
 import { UsageError } from './usage.js';
 
 export const PROXY_COMMANDS = {
@@ -26,4 +30,43 @@ export const PROXY_COMMANDS = {
       await api.close();
     }
   },
+  'set-server-domain': async (db: Kysely<Database>, args: string[]) => {
+    const values = parseOptions(args, { server: { type: 'string' }, domain: { type: 'string' } }, 'set-server-domain');
+    const serverId = await dockerServer(db, required(values, 'server', 'set-server-domain'), 'set-server-domain');
+    let domain: string;
+    try {
+      domain = checkDomainName(required(values, 'domain', 'set-server-domain'), { allowLocal: true });
+    } catch (error) {
+      if (error instanceof DomainNameError) throw new UsageError(`set-server-domain: --domain ${error.message}`);
+      throw error;
+    }
+    const taken = await db.selectFrom('docker_servers').select('server_id').where('base_domain', '=', domain).where('server_id', '!=', serverId).executeTakeFirst();
+    if (taken) throw new UsageError(`set-server-domain: ${domain} is already the base domain of server ${taken.server_id}.`);
+    await db.updateTable('docker_servers').set({ base_domain: domain }).where('server_id', '=', serverId).execute();
+    await moveServerPlatformNames(db, serverId, domain);
+    return { id: serverId, domain };
+  },
+  'set-server-proxy': async (db: Kysely<Database>, args: string[]) => {
+    const values = parseOptions(args, { server: { type: 'string' }, 'http-port': { type: 'string' }, 'https-port': { type: 'string' } }, 'set-server-proxy');
+    const serverId = await dockerServer(db, required(values, 'server', 'set-server-proxy'), 'set-server-proxy');
+    if (values['http-port'] === undefined && values['https-port'] === undefined) throw new UsageError('set-server-proxy: give --http-port, --https-port or both.');
+    const row = await db.selectFrom('docker_servers').select(['proxy_http_port', 'proxy_https_port']).where('server_id', '=', serverId).executeTakeFirstOrThrow();
+    const httpPort = values['http-port'] === undefined ? row.proxy_http_port : portOf(values['http-port'], '--http-port');
+    const httpsPort = values['https-port'] === undefined ? row.proxy_https_port : portOf(values['https-port'], '--https-port');
+    if ((httpPort ?? 80) === (httpsPort ?? 443)) throw new UsageError('set-server-proxy: --http-port and --https-port must differ.');
+    await db.updateTable('docker_servers').set({ proxy_http_port: httpPort, proxy_https_port: httpsPort }).where('server_id', '=', serverId).execute();
+    return { id: serverId, http_port: httpPort ?? 80, https_port: httpsPort ?? 443 };
+  },
 };
+
+async function dockerServer(db: Kysely<Database>, serverId: string, command: string): Promise<string> {
+  const row = await db.selectFrom('docker_servers').select('server_id').where('server_id', '=', serverId).executeTakeFirst();
+  if (!row) throw new UsageError(`${command}: server ${serverId} is not a Docker server.`);
+  return row.server_id;
+}
+
+function portOf(text: string, option: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port < 1 || port > 65_535) throw new UsageError(`set-server-proxy: ${option} must be a port from 1 to 65535; got "${text}".`);
+  return port;
+}
