@@ -4,6 +4,7 @@
 // and services that are small HTTP containers on the proxy's network. Every answer over HTTPS
 // is checked against Pebble's own root, never with verification switched off.
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, RetryAgent, request, type Dispatcher } from 'undici';
@@ -12,7 +13,17 @@ import type { DockerApi } from '../../../../src/engine/docker/docker-api.js';
 import { newAccountKeyPem, registerAcmeAccount } from '../../../../src/engine/docker/proxy/acme-account.js';
 import type { CaddyAdmin } from '../../../../src/engine/docker/proxy/caddy-admin.js';
 import { buildCaddyConfig, type ProxyRoute } from '../../../../src/engine/docker/proxy/caddy-config.js';
-import { readCertificateVerdicts, readStoredCertificates } from '../../../../src/engine/docker/proxy/certificate-readings.js';
+import { readStoredCertificates } from '../../../../src/engine/docker/proxy/certificate-readings.js';
+import { watchCertificates } from '../../../../src/engine/docker/proxy/watch-certificates.js';
+import { openDatabase } from '../../../../src/db/connect.js';
+import { nowIso } from '../../../../src/db/ids.js';
+import { listEvents } from '../../../../src/db/repositories/events.js';
+import { insertServer } from '../../../../src/db/repositories/servers.js';
+import { insertService } from '../../../../src/db/repositories/services.js';
+import { insertTeam } from '../../../../src/db/repositories/teams.js';
+import { resolverFromEnv } from '../../../../src/engine/domains/name-lookup.js';
+import { addServiceDomain, listServiceDomains } from '../../../../src/engine/domains/service-domains.js';
+import { tempDataDir } from '../../../support/fixtures.js';
 import { CONTAINER_ACME_CA_ROOT, ensureProxy, proxyContainerName, proxyNetworkName } from '../../../../src/engine/docker/proxy/proxy-container.js';
 import { PROXY_IMAGE } from '../../../../src/engine/docker/proxy/proxy-image.js';
 import { dockerAvailable, removeEverythingOf, testDockerApi } from '../support/docker-engine.js';
@@ -233,24 +244,45 @@ describe.runIf(dockerAvailable && pebbleInstalled)('a server proxy (Caddy) with 
     expect(text).toMatch(/No such file/);
   }, 30_000);
 
-  it('reports a name that does not resolve as failed with the CA\'s words, and issues it once it resolves', async () => {
+  it('reports a name that does not resolve as failed with a reason and an event, and issues it once it resolves', async () => {
     const late = `late.${serverId}.test`;
-    const since = Date.now();
-    await admin.load(configOf(routes([{ hostnames: [late], upstream: 'other:8080', healthPath: '/' }])));
-    const failed = await waitFor('a failure', 60_000, async () =>
-      (await readCertificateVerdicts(api, proxyContainerName(serverId), since)).find((verdict) => verdict.name === late && !verdict.ok));
-    expect(failed.error).toMatch(/resolve/i);
-    await pebble.pointName(late, '127.0.0.1');
-    // Caddy tries again on its own (a minute after the first failure); a forced load retries at once.
-    await admin.load(configOf(routes([{ hostnames: [late], upstream: 'other:8080', healthPath: '/' }])), { force: true });
-    const answer = await waitFor('the certificate once the name resolves', 90_000, async () => {
-      const got = await httpsGet(late, '/now');
-      return got.status === 200 ? got : undefined;
-    });
-    expect(answer.text).toBe('other /now\n');
-    const verdicts = await readCertificateVerdicts(api, proxyContainerName(serverId), since);
-    expect(verdicts.filter((verdict) => verdict.name === late).at(-1)).toMatchObject({ ok: true });
-  }, 180_000);
+    const dataDir = tempDataDir();
+    const db = openDatabase(dataDir);
+    try {
+      // The team's side: a service on this server with the name, as add_service_domain leaves it.
+      const teamId = await insertTeam(db.kysely, { name: 'Proxy team', plan: 'starter', timezone: 'UTC' });
+      const dbServerId = await insertServer(db.kysely, { teamId, name: 'docker' });
+      const serviceId = await insertService(db.kysely, { teamId, serverId: dbServerId, name: 'Late' });
+      await db.kysely.insertInto('docker_servers').values({ server_id: dbServerId, docker_host: 'unix:///var/run/docker.sock', image: null, created_at: nowIso(), base_domain: `apps.${serverId}.test` }).execute();
+      await pebble.pointName(`apps.${serverId}.test`, '127.0.0.1');
+      await addServiceDomain(db.kysely, serviceId, late);
+      const resolver = resolverFromEnv({ TEAMINFRA_DNS_SERVER: pebble.dnsServer });
+      const look = (sinceMs: number) => watchCertificates(db.kysely, api, proxyContainerName(serverId), dbServerId, { sinceMs, resolver });
+      const since = Date.now();
+      await admin.load(configOf(routes([{ hostnames: [late], upstream: 'other:8080', healthPath: '/' }])));
+      const failed = await waitFor('a failure', 60_000, async () => {
+        await look(since);
+        return (await listServiceDomains(db.kysely, serviceId)).find((entry) => entry.certificate.state === 'failed');
+      });
+      expect(failed.certificate.reason).toBe('The name does not resolve: give it an A or AAAA record pointing at this server (127.0.0.1).');
+      await pebble.pointName(late, '127.0.0.1');
+      // Caddy tries again on its own, a minute after the first failure, then less and less often.
+      const answer = await waitFor('the certificate once the name resolves', 150_000, async () => {
+        const got = await httpsGet(late, '/now');
+        return got.status === 200 ? got : undefined;
+      });
+      expect(answer.text).toBe('other /now\n');
+      await waitFor('the issued state', 30_000, async () => {
+        await look(since);
+        return (await listServiceDomains(db.kysely, serviceId))[0]?.certificate.state === 'issued' ? true : undefined;
+      });
+      const events = await listEvents(db.kysely, teamId);
+      expect(events.map((event) => event.type)).toEqual(['certificate.failed', 'certificate.issued']);
+    } finally {
+      await db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 300_000);
 
   it('serves a renewed certificate without a restart', async () => {
     const root = await pebble.issuingRoot();
