@@ -109,6 +109,12 @@ ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS cpu_millicores INTEGER;
 ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS base_domain TEXT;
 ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS proxy_http_port INTEGER;
 ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS proxy_https_port INTEGER;
+-- The key of the ACME account its proxy gets certificates with (registered by teaminfra,
+-- src/engine/docker/proxy/acme-account.ts), and a certificate the operator gave the server
+-- instead (admin set-server-certificate; PEM): both keys sealed with the secrets key.
+ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS acme_account_key TEXT;
+ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS tls_certificate TEXT;
+ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS tls_key TEXT;
 
 -- The names a service answers at over HTTPS (src/engine/domains): its platform name
 -- (<slug>.<base domain>, kind 'platform', one per service, kept across stop, start, redeploy and

@@ -1,8 +1,12 @@
 // The operator's proxy commands (`teaminfra admin ...`): build the proxy image (Debian's Caddy,
 // offline) on an engine, give a Docker server the base domain its services' platform names are
-// made under, and choose the ports its proxy is published on. The proxy itself is started, and
+// made under, choose the ports its proxy is published on, and give it a certificate and key
+// instead of ACME's (the key sealed at rest). The proxy itself is started, and
 // configured from the database, by the Docker driver.
+import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
+import type { SecretBox } from '../secrets/secret-box.js';
+import { CertificateFileError, readServerCertificate, setServerCertificate } from '../engine/domains/proxy-secrets.js';
 import type { Database } from '../db/tables.js';
 import { ProgramError } from '../engine/apps/images/run-program.js';
 import { DockerApi, DockerError } from '../engine/docker/docker-api.js';
@@ -57,7 +61,36 @@ export const PROXY_COMMANDS = {
     await db.updateTable('docker_servers').set({ proxy_http_port: httpPort, proxy_https_port: httpsPort }).where('server_id', '=', serverId).execute();
     return { id: serverId, http_port: httpPort ?? 80, https_port: httpsPort ?? 443 };
   },
+  'set-server-certificate': setCertificate,
 };
+
+/** `set-server-certificate --server ID --certificate-file F --key-file F | --remove`: a certificate instead of ACME's for the names it covers. */
+async function setCertificate(db: Kysely<Database>, args: string[], _stdin: () => Promise<string>, secrets: () => Promise<SecretBox>): Promise<object> {
+  const command = 'set-server-certificate';
+  const values = parseOptions(args, { server: { type: 'string' }, 'certificate-file': { type: 'string' }, 'key-file': { type: 'string' }, remove: { type: 'boolean' } }, command);
+  const serverId = await dockerServer(db, required(values, 'server', command), command);
+  if (values.remove) {
+    await setServerCertificate(db, await secrets(), serverId, null);
+    return { id: serverId, certificate: null };
+  }
+  const read = (option: 'certificate-file' | 'key-file') => {
+    const file = required(values, option, command);
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new UsageError(`${command}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`);
+    }
+  };
+  let certificate;
+  try {
+    certificate = readServerCertificate(read('certificate-file'), read('key-file'));
+  } catch (error) {
+    if (error instanceof CertificateFileError) throw new UsageError(`${command}: ${error.message}`);
+    throw error;
+  }
+  await setServerCertificate(db, await secrets(), serverId, certificate);
+  return { id: serverId, certificate: { names: certificate.hostnames, expires_at: certificate.expiresAt } };
+}
 
 async function dockerServer(db: Kysely<Database>, serverId: string, command: string): Promise<string> {
   const row = await db.selectFrom('docker_servers').select('server_id').where('server_id', '=', serverId).executeTakeFirst();

@@ -28,6 +28,7 @@ export const USAGE = `Usage:
   teaminfra admin build-proxy-image [--docker-host URL]         builds the proxy image (Debian's Caddy) offline
   teaminfra admin set-server-domain --server ID --domain D       services answer at https://<name>.D
   teaminfra admin set-server-proxy  --server ID [--http-port N] [--https-port N]   the proxy's ports (80, 443)
+  teaminfra admin set-server-certificate --server ID --certificate-file F --key-file F | --remove   instead of ACME's
   teaminfra admin set-registry-credentials --server ID --registry HOST[:PORT] --username U --password-file F | --remove
   teaminfra admin set-outgoing-mail --service ID --host H --port P [--user U --password-stdin] [--allow-private] | --none
 

@@ -40,6 +40,7 @@ export interface ErpServicesTable {
 export interface DockerServersTable {
   server_id: string; docker_host: string; image: string | null; created_at: string; memory_mb: number | null; cpu_millicores: number | null;
   base_domain: string | null; proxy_http_port: number | null; proxy_https_port: number | null;
+  acme_account_key: string | null; tls_certificate: string | null; tls_key: string | null;
 }
 
 export type CertificateState = 'pending' | 'issued' | 'failed';

@@ -1,13 +1,16 @@
 // `teaminfra admin set-server-domain` and `set-server-proxy` as an operator runs them: the base
 // domain checked and kept in its ASCII form, the services' platform names moved under a new one
 // with their slugs kept, the proxy's ports checked; each refusal exits 2 with a sentence.
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.js';
 import { nowIso } from '../../src/db/ids.js';
 import { ensurePlatformDomain } from '../../src/engine/domains/platform-name.js';
 import { runCli, seedThroughCli, type CliSeeded } from '../support/cli.js';
 import { tempDataDir } from '../support/fixtures.js';
+import { makeTestCertificates } from '../support/test-ca.js';
+import { isSealed } from '../../src/secrets/secret-box.js';
 
 describe('teaminfra admin set-server-domain and set-server-proxy', () => {
   let dataDir: string;
@@ -68,5 +71,29 @@ describe('teaminfra admin set-server-domain and set-server-proxy', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--http-port must be a port from 1 to 65535; got "70000"');
     expect((await run('set-server-proxy', ['--server', docker.serverId, '--http-port', '8443'])).stderr).toContain('must differ');
+  });
+
+  it('keeps an operator certificate with its key sealed, refuses a key of another, and removes it', async () => {
+    const certificates = makeTestCertificates(['DNS:*.apps.example.com']);
+    const certificateFile = join(dataDir, 'cert.pem');
+    const keyFile = join(dataDir, 'key.pem');
+    writeFileSync(certificateFile, certificates.serverCertPem);
+    writeFileSync(keyFile, makeTestCertificates().serverKeyPem);
+    const wrong = await run('set-server-certificate', ['--server', docker.serverId, '--certificate-file', certificateFile, '--key-file', keyFile]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('the key does not belong to the certificate.');
+    writeFileSync(keyFile, certificates.serverKeyPem);
+    const set = await run('set-server-certificate', ['--server', docker.serverId, '--certificate-file', certificateFile, '--key-file', keyFile]);
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout).certificate.names).toEqual(['localhost', '*.apps.example.com']);
+    expect(set.stdout).not.toContain('PRIVATE KEY');
+    const db = openDatabase(dataDir);
+    try {
+      const row = await db.kysely.selectFrom('docker_servers').select('tls_key').where('server_id', '=', docker.serverId).executeTakeFirstOrThrow();
+      expect(isSealed(row.tls_key!)).toBe(true);
+    } finally {
+      await db.close();
+    }
+    expect(JSON.parse((await run('set-server-certificate', ['--server', docker.serverId, '--remove'])).stdout)).toEqual({ id: docker.serverId, certificate: null });
   });
 });

@@ -38,7 +38,7 @@ export interface AcmeSettings {
 export interface OperatorCertificate {
   certificatePem: string;
   keyPem: string;
-  /** The names it covers (its SANs): ACME is not asked for them. */
+  /** The names it covers (its SANs, `*.` for a wildcard): ACME is not asked for them. */
   hostnames: string[];
 }
 
@@ -63,8 +63,8 @@ const HEALTH_TIMEOUT = '5s';
 export function buildCaddyConfig(input: ProxyConfigInput): Record<string, unknown> {
   const routes = [...input.routes].sort((a, b) => (a.hostnames[0] ?? '').localeCompare(b.hostnames[0] ?? ''));
   const names = routes.flatMap((route) => route.hostnames);
-  const covered = new Set(input.operatorCertificates.flatMap((certificate) => certificate.hostnames));
-  const acmeNames = names.filter((name) => !covered.has(name));
+  const covered = input.operatorCertificates.flatMap((certificate) => certificate.hostnames);
+  const acmeNames = names.filter((name) => !covered.some((pattern) => coversName(pattern, name)));
   const redirectTarget = input.publicHttpsPort === 443 ? 'https://{http.request.host}{http.request.uri}'
     : `https://{http.request.host}:${input.publicHttpsPort}{http.request.uri}`;
   return {
@@ -123,6 +123,13 @@ export function buildCaddyConfig(input: ProxyConfigInput): Record<string, unknow
       },
     },
   };
+}
+
+/** `*.apps.example.com` covers `shop.apps.example.com` (one label), not `apps.example.com` nor `a.b.apps.example.com`. */
+export function coversName(pattern: string, name: string): boolean {
+  if (!pattern.startsWith('*.')) return pattern === name;
+  const dot = name.indexOf('.');
+  return dot > 0 && name.slice(dot + 1) === pattern.slice(2);
 }
 
 function reverseProxy(route: ProxyRoute): Record<string, unknown> {

@@ -1,6 +1,6 @@
 // The proxy's configuration as a pure function of the routes and settings: what Caddy is told.
 import { describe, expect, it } from 'vitest';
-import { buildCaddyConfig, type ProxyConfigInput } from '../../../../src/engine/docker/proxy/caddy-config.js';
+import { buildCaddyConfig, coversName, type ProxyConfigInput } from '../../../../src/engine/docker/proxy/caddy-config.js';
 import { verdictsOf } from '../../../../src/engine/docker/proxy/certificate-readings.js';
 
 const input = (overrides: Partial<ProxyConfigInput> = {}): ProxyConfigInput => ({
@@ -29,6 +29,14 @@ describe('buildCaddyConfig', () => {
     expect(policy.issuers[0]).toMatchObject({ module: 'acme', ca: 'https://acme.example/dir', email: 'ops@example.com',
       challenges: { http: { disabled: false }, 'tls-alpn': { disabled: false } } });
     expect(config.apps.tls.certificates.load_pem).toEqual([{ certificate: 'C', key: 'K' }]);
+  });
+
+  it('lets a wildcard certificate cover one label under it, and no more', () => {
+    expect(coversName('*.apps.example.com', 'shop.apps.example.com')).toBe(true);
+    expect(coversName('*.apps.example.com', 'apps.example.com')).toBe(false);
+    expect(coversName('*.apps.example.com', 'a.shop.apps.example.com')).toBe(false);
+    const config = buildCaddyConfig(input({ operatorCertificates: [{ certificatePem: 'C', keyPem: 'K', hostnames: ['*.apps.example.com'] }] })) as Json;
+    expect(config.apps.tls.automation.policies[0].subjects).toEqual(['erp.shop.example']);
   });
 
   it('redirects the server\'s names to HTTPS on its published port, and refuses other names', () => {

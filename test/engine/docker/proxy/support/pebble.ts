@@ -21,6 +21,8 @@ export interface Pebble {
   directoryUrl: string;
   /** As this process reaches it. */
   hostDirectoryUrl: string;
+  /** The port its directory listens on, every interface. */
+  acmePort: number;
   /** The CA of Pebble's own TLS certificate (TEAMINFRA_ACME_CA_ROOT). */
   directoryCaPem: string;
   /** The port Pebble validates HTTP-01 on, and TLS-ALPN-01: the proxy is published there. */
@@ -43,9 +45,10 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startPebble(): Promise<Pebble> {
+/** `extraNames`: more names for Pebble's own certificate (`IP:172.17.0.1`, the engine's gateway, reached by this process and containers alike). */
+export async function startPebble(extraNames: readonly string[] = []): Promise<Pebble> {
   const dir = mkdtempSync(join(tmpdir(), 'teaminfra-pebble-'));
-  const certificates = makeTestCertificates(['DNS:host.docker.internal']);
+  const certificates = makeTestCertificates(['DNS:host.docker.internal', ...extraNames]);
   writeFileSync(join(dir, 'cert.pem'), certificates.serverCertPem);
   writeFileSync(join(dir, 'key.pem'), certificates.serverKeyPem);
   const [acmePort, managementPort, httpPort, tlsPort, dnsPort, challengeManagementPort] =
@@ -80,7 +83,7 @@ export async function startPebble(): Promise<Pebble> {
     await sleep(100);
   }
   return {
-    directoryUrl: `https://host.docker.internal:${acmePort}/dir`, hostDirectoryUrl, directoryCaPem: certificates.caPem,
+    directoryUrl: `https://host.docker.internal:${acmePort}/dir`, hostDirectoryUrl, acmePort, directoryCaPem: certificates.caPem,
     httpPort, tlsPort, dnsServer: `127.0.0.1:${dnsPort}`,
     issuingRoot: async () => {
       const answer = await request(`https://127.0.0.1:${managementPort}/roots/0`, { dispatcher: trusting, signal: AbortSignal.timeout(5_000) });
