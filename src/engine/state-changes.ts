@@ -1,6 +1,7 @@
 // Every state change of an operation, a service, a server or a backup goes through here, inside
 // the caller's transaction: the row, the transition record (operations) and the outbox event
 // are written together or not at all.
+import { removeAllServiceDomains } from './domains/service-domains.js';
 import type { Kysely } from 'kysely';
 import type { Database, ServiceState } from '../db/tables.js';
 import { newId } from '../db/ids.js';
@@ -60,6 +61,8 @@ export async function updateService(trx: Kysely<Database>, serviceId: string, ch
     ...(change.revision !== undefined ? { revision: change.revision } : {}),
     ...(change.deleted ? { deleted_at: at } : {}),
   }).where('id', '=', serviceId).execute();
+  // A deleted service's names are free for another service at once.
+  if (change.deleted) await removeAllServiceDomains(trx, serviceId);
 }
 
 export async function writeServiceEvent(

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nowIso } from '../../../src/db/ids.js';
 import { ensurePlatformDomain } from '../../../src/engine/domains/platform-name.js';
+import { updateService } from '../../../src/engine/state-changes.js';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
 import { send } from '../../engine/support/engine-http.js';
 
@@ -85,5 +86,12 @@ describe('add_service_domain and remove_service_domain', () => {
     expect((removed.body as { domains: unknown[] }).domains).toHaveLength(1);
     expect((await send(server.baseUrl, 'DELETE', `${domains(team.serviceIds[0])}/xn--bcher-kva.example.org`, token)).status).toBe(404);
     expect((await send(server.baseUrl, 'POST', domains(other.serviceIds[0]), otherToken, { domain: 'bücher.example.org' })).status).toBe(200);
+  });
+
+  it('frees the names of a deleted service for another service', async () => {
+    expect((await send(server.baseUrl, 'POST', domains(team.serviceIds[1]), token, { domain: 'leaving.example.org' })).status).toBe(200);
+    // What the delete operation does at its end (src/engine/state-changes.ts), in its transaction.
+    await updateService(server.app.db.kysely, team.serviceIds[1], { state: 'deleting', deleted: true }, nowIso());
+    expect((await send(server.baseUrl, 'POST', domains(other.serviceIds[0]), otherToken, { domain: 'leaving.example.org' })).status).toBe(200);
   });
 });
