@@ -153,13 +153,14 @@ describe.runIf(dockerAvailable && pebbleInstalled)('a server proxy (Caddy) with 
   });
 
   it('serves a platform name and a custom domain over HTTPS with certificates the CA issued', async () => {
-    const shop = await waitFor('the platform name\'s certificate', 60_000, async () => {
+    // Within a Caddy retry (a minute after a failed first attempt), should the CA's first check fail.
+    const shop = await waitFor('the platform name\'s certificate', 150_000, async () => {
       const answer = await httpsGet(names.shop, '/orders');
       return answer.status === 200 ? answer : undefined;
     });
     expect(shop.text).toBe('shop /orders\n');
     expect(shop.headers['strict-transport-security']).toBe('max-age=31536000');
-    const custom = await waitFor('the custom domain\'s certificate', 60_000, async () => {
+    const custom = await waitFor('the custom domain\'s certificate', 150_000, async () => {
       const answer = await httpsGet(names.custom);
       return answer.status === 200 ? answer : undefined;
     });
@@ -167,7 +168,7 @@ describe.runIf(dockerAvailable && pebbleInstalled)('a server proxy (Caddy) with 
     const stored = await readStoredCertificates(api, proxyContainerName(serverId));
     expect(stored.get(names.shop)?.expiresAt).toMatch(/^\d{4}-/);
     expect(new Date(stored.get(names.custom)!.expiresAt).getTime()).toBeGreaterThan(Date.now());
-  }, 150_000);
+  }, 320_000);
 
   it('redirects HTTP to HTTPS on the published port, and answers 404 over HTTP for a name it does not serve', async () => {
     const redirected = await httpGet(names.shop, '/a?b=1');
