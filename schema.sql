@@ -103,6 +103,37 @@ CREATE TABLE IF NOT EXISTS docker_servers (
 ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS memory_mb INTEGER;
 ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS cpu_millicores INTEGER;
 
+-- A Docker server's proxy (src/engine/docker/proxy): the base domain its services' platform
+-- names are made under (admin set-server-domain; NULL: none yet), and the host ports it is
+-- published on (admin set-server-proxy; NULL: 80 and 443).
+ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS base_domain TEXT;
+ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS proxy_http_port INTEGER;
+ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS proxy_https_port INTEGER;
+-- The key of the ACME account its proxy gets certificates with (registered by teaminfra,
+-- src/engine/docker/proxy/acme-account.ts), and a certificate the operator gave the server
+-- instead (admin set-server-certificate; PEM): both keys sealed with the secrets key.
+ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS acme_account_key TEXT;
+ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS tls_certificate TEXT;
+ALTER TABLE docker_servers ADD COLUMN IF NOT EXISTS tls_key TEXT;
+
+-- The names a service answers at over HTTPS (src/engine/domains): its platform name
+-- (<slug>.<base domain>, kind 'platform', one per service, kept across stop, start, redeploy and
+-- restore) and the domains its team added (kind 'custom'). A name belongs to one service of the
+-- whole installation: the primary key is the ASCII (IDNA) form in lower case. The certificate
+-- state is what the ACME CA decided, as the proxy reports it: pending, issued (until
+-- certificate_expires_at) or failed (certificate_reason says what to fix).
+CREATE TABLE IF NOT EXISTS service_domains (
+  domain      TEXT PRIMARY KEY,
+  service_id  TEXT NOT NULL REFERENCES erp_services (id),
+  kind        TEXT NOT NULL CHECK (kind IN ('platform', 'custom')),
+  certificate_state TEXT NOT NULL DEFAULT 'pending' CHECK (certificate_state IN ('pending', 'issued', 'failed')),
+  certificate_expires_at TEXT,
+  certificate_reason TEXT,
+  created_at  TEXT NOT NULL,
+  updated_at  TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS service_domains_service ON service_domains (service_id, kind, domain);
+
 -- What the Docker driver keeps about a service: the named volume that holds its data now (a
 -- restore swaps in another one), and a copy's login to the mail catcher, handed to its
 -- containers (the catcher keeps only a hash of it); the password is sealed with the secrets key.

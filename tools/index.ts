@@ -25,6 +25,8 @@ import downloadCaughtEmail from './mailcatcher/download-caught-email.js';
 import createCopy from './services/create-copy.js';
 import getOutgoingMail from './services/get-outgoing-mail.js';
 import setOutgoingMail from './services/set-outgoing-mail.js';
+import addServiceDomain from './services/add-service-domain.js';
+import removeServiceDomain from './services/remove-service-domain.js';
 import createBackup from './backups/create-backup.js';
 import downloadBackup from './backups/download-backup.js';
 import restoreBackup from './backups/restore-backup.js';
@@ -63,6 +65,8 @@ export const catalog: readonly Capability[] = Object.freeze([
   createCopy,
   getOutgoingMail,
   setOutgoingMail,
+  addServiceDomain,
+  removeServiceDomain,
   createBackup,
   downloadBackup,
   restoreBackup,

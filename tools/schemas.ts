@@ -294,3 +294,21 @@ export const OutgoingMailView = builtOnce(() => z.object({
     password_set: z.boolean().describe('Whether a password is kept for the relay (sealed; it is never shown again).'),
   }).nullable().describe('null: the service sends no email.'),
 }));
+
+export const DomainView = builtOnce(() => z.object({
+  domain: z.string().describe('The name in its ASCII (IDNA) form.'),
+  certificate: z.object({
+    state: z.enum(['pending', 'issued', 'failed']).describe('pending until the certificate authority decided; issued; failed (reason says what to fix).'),
+    expires_at: z.string().nullable().describe('When the issued certificate expires; it is renewed before.'),
+    reason: z.string().nullable().describe('Why the certificate could not be obtained, when it failed.'),
+  }),
+}));
+
+export const ServiceDetailView = builtOnce(() => ServiceView().extend({
+  domains: z.array(DomainView()).describe("The names it answers at over HTTPS: its platform name first, then its team's domains."),
+}));
+
+export const ServiceDomainsView = builtOnce(() => z.object({ service_id: ServiceId(), domains: z.array(DomainView()) }));
+
+/** A domain name as a team gives it (any script; checked and turned into ASCII by the capability). */
+export const DomainName = builtOnce(() => z.string().min(1).max(253).describe('A domain name such as erp.example.com (no wildcard).'));

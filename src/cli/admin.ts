@@ -25,6 +25,7 @@ import { NOTIFICATION_COMMANDS } from './notification-commands.js';
 import { REGISTRY_COMMANDS } from './registry-commands.js';
 import { BACKUP_DESTINATION_COMMANDS } from './backup-destination-command.js';
 import { SERVER_LOST_COMMANDS } from './server-lost-command.js';
+import { PROXY_COMMANDS } from './proxy-commands.js';
 import { operatorAudit } from './operator-audit.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
 import { webhookConfigFromEnv } from '../webhooks/config.js';
@@ -48,6 +49,7 @@ const COMMANDS: Record<string, Handler> = {
   ...REGISTRY_COMMANDS,
   ...BACKUP_DESTINATION_COMMANDS,
   ...SERVER_LOST_COMMANDS,
+  ...PROXY_COMMANDS,
   'create-team': async (db, args) => {
     const values = parseOptions(args, { name: { type: 'string' }, plan: { type: 'string' }, timezone: { type: 'string' } }, 'create-team');
     const plan = oneOf(values.plan ?? 'starter', PLANS, 'plan');

@@ -25,6 +25,10 @@ export const USAGE = `Usage:
   teaminfra admin add-app       --file app.yml [--name N] [--replace]   an app definition (a Compose file)
   teaminfra admin list-apps                                      the bundled apps and the added ones
   teaminfra admin build-app-images --app NAME [--docker-host URL]  builds the app's images offline
+  teaminfra admin build-proxy-image [--docker-host URL]         builds the proxy image (Debian's Caddy) offline
+  teaminfra admin set-server-domain --server ID --domain D       services answer at https://<name>.D
+  teaminfra admin set-server-proxy  --server ID [--http-port N] [--https-port N]   the proxy's ports (80, 443)
+  teaminfra admin set-server-certificate --server ID --certificate-file F --key-file F | --remove   instead of ACME's
   teaminfra admin set-registry-credentials --server ID --registry HOST[:PORT] --username U --password-file F | --remove
   teaminfra admin set-backup-destination --team T --endpoint URL --region R --bucket B [--prefix P]
                   --access-key-id K --secret-access-key-file F [--allow-private]   a team's off-site backups

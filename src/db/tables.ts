@@ -48,6 +48,15 @@ export type ServiceHealth = 'healthy' | 'unhealthy' | 'unknown';
 
 export interface DockerServersTable {
   server_id: string; docker_host: string; image: string | null; created_at: string; memory_mb: number | null; cpu_millicores: number | null;
+  base_domain: string | null; proxy_http_port: number | null; proxy_https_port: number | null;
+  acme_account_key: string | null; tls_certificate: string | null; tls_key: string | null;
+}
+
+export type CertificateState = 'pending' | 'issued' | 'failed';
+
+export interface ServiceDomainsTable {
+  domain: string; service_id: string; kind: 'platform' | 'custom'; certificate_state: CertificateState;
+  certificate_expires_at: string | null; certificate_reason: string | null; created_at: string; updated_at: string;
 }
 
 export interface DockerServicesTable {
@@ -265,6 +274,7 @@ export interface Database {
   servers: ServersTable;
   erp_services: ErpServicesTable;
   docker_servers: DockerServersTable;
+  service_domains: ServiceDomainsTable;
   docker_services: DockerServicesTable;
   registry_credentials: RegistryCredentialsTable;
   app_definitions: AppDefinitionsTable;

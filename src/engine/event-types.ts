@@ -8,6 +8,7 @@ export const ENGINE_EVENT_TYPES = [
   'service.redeploying', 'service.redeployed', 'service.restoring', 'service.failed', 'service.deleting', 'service.deleted',
   'copy.created', 'copy.deleted',
   'backup.completed', 'backup.failed', 'backup.offsite_stored', 'backup.offsite_failed', 'restore.completed', 'restore.failed',
+  'certificate.issued', 'certificate.failed', 'certificate.expiring',
   'server.created', 'server.ready', 'server.failed', 'server.lost',
   'operation.queued', 'operation.running', 'operation.succeeded', 'operation.failed', 'operation.awaiting_approval',
 ] as const;

@@ -2,6 +2,7 @@
 // the caller's transaction: the row, the transition record (operations) and the outbox event
 // are written together or not at all.
 import { sql, type Kysely } from 'kysely';
+import { removeAllServiceDomains } from './domains/service-domains.js';
 import type { Database, ServiceState } from '../db/tables.js';
 import { newId } from '../db/ids.js';
 import { endBackup, findBackupById } from '../db/repositories/backups.js';
@@ -66,6 +67,8 @@ export async function updateService(trx: Kysely<Database>, serviceId: string, ch
     ...(change.deleted ? { deleted_at: at } : {}),
   }).where('id', '=', serviceId).execute();
   await settleIncidentsOfState(trx, serviceId, change, at);
+  // A deleted service's names are free for another service at once.
+  if (change.deleted) await removeAllServiceDomains(trx, serviceId);
 }
 
 export async function writeServiceEvent(

@@ -1,6 +1,7 @@
 // At every start of `serve`, before anything is served: checks that this process has the key the
 // database's secrets (webhook secrets, the sign-in server's keys, Docker copies' mail passwords, app services' generated secrets, outgoing mail relays' passwords,
-// image registries' passwords, off-site backup destinations' secret keys and teams' backup keys)
+// image registries' passwords, off-site backup destinations' secret keys and teams' backup keys,
+// server proxies' ACME account keys and operator certificates' keys)
 // are sealed with (a node given another key refuses to start, rather than fail at its first
 // delivery), then seals with the current key every secret still in clear (kept so by
 // an earlier version) or sealed with a previous key (a key change). On SQLite the replaced values
@@ -15,6 +16,7 @@ import { resealServiceSecrets } from '../engine/docker/service-secrets.js';
 import { resealRelayPasswords } from '../mail/outgoing-relay.js';
 import { resealRegistryPasswords } from '../engine/docker/registry-credentials.js';
 import { resealDestinationSecrets } from '../offsite/destinations.js';
+import { resealProxySecrets } from '../engine/domains/proxy-secrets.js';
 import { keyIdOf, UnsealError, type SecretBox } from './secret-box.js';
 
 /** This process's key is not the one the database's secrets are sealed with. */
@@ -32,7 +34,7 @@ export async function sealStoredSecrets(db: Db, box: SecretBox): Promise<{ resea
     const resealed = (await sealWebhookSecrets(db.kysely, box)) + (await sealServerSecrets(db.kysely, box)) +
       (await sealDockerMailPasswords(db.kysely, box)) + (await resealServiceSecrets(db.kysely, box)) +
       (await resealRelayPasswords(db.kysely, box)) + (await resealRegistryPasswords(db.kysely, box)) +
-      (await resealDestinationSecrets(db.kysely, box));
+      (await resealDestinationSecrets(db.kysely, box)) + (await resealProxySecrets(db.kysely, box));
     // Last: until every secret is sealed anew, the check still names the key they were sealed with.
     if (!box.isCurrent(check)) {
       await db.kysely.updateTable('secrets_key_check').set({ sealed: box.seal(CHECK_TEXT, CHECK_CONTEXT) })

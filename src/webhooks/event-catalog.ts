@@ -55,6 +55,11 @@ const DecisionData = z.object({
   }).nullable().describe('For an approval: the action that waits for it, on what.'),
 });
 
+const CertificateData = z.object({
+  service_id: z.string(), domain: z.string().describe('The name, in its ASCII (IDNA) form.'),
+  certificate: z.object({ state: z.enum(['pending', 'issued', 'failed']), expires_at: z.string().nullable(), reason: z.string().nullable() }),
+});
+
 const TestData = z.object({ message: z.string(), webhook_id: z.string() });
 
 const Health = z.enum(['healthy', 'unhealthy', 'unknown']);
@@ -123,6 +128,9 @@ export const EVENT_CATALOG = [
   { type: 'backup.offsite_failed', description: "A backup's off-site copy could not be stored: `location.reason` says why. State `pending`: it is tried again later; `failed`: the store refused it, and it is tried again once the destination is saved anew. The server's copy is kept either way.", data: OffsiteData },
   { type: 'restore.completed', description: 'A backup was restored into a service.', data: RestoreData },
   { type: 'restore.failed', description: 'A restore failed and changed nothing; `reason` says why.', data: RestoreData },
+  { type: 'certificate.issued', description: "A service's name got its certificate (first issued, or after a failure) and is served over HTTPS.", data: CertificateData },
+  { type: 'certificate.failed', description: "A service's name could not get its certificate; `certificate.reason` says what to fix. It is tried again by itself.", data: CertificateData },
+  { type: 'certificate.expiring', description: "A service's certificate expires within 14 days and its renewal has not succeeded yet.", data: CertificateData },
   { type: 'email.caught', description: "A copy's mail catcher kept an outgoing email.", data: EmailData },
   { type: 'decision.needed', description: 'A coding agent needs a decision from the team (or an approval of an action it asked for).', data: DecisionData },
   { type: 'decision.answered', description: 'A decision was answered.', data: DecisionData },

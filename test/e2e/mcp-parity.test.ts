@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERMISSION_IDS } from '../../src/auth/permissions.js';
 import type { Capability } from '../../src/core/capability.js';
 import { catalog } from '../../tools/index.js';
-import { addHistory, requestFor, sampleInput, type SeededWithHistory } from '../support/catalog-samples.js';
+import { addHistory, requestFor, sampleDomain, sampleInput, type SeededWithHistory } from '../support/catalog-samples.js';
 import { makeToken, seedTeam, startTestServer, type TestServer, type TokenOptions } from '../support/fixtures.js';
 import { connectHttp, problemIn } from '../mcp/clients.js';
 
@@ -84,6 +84,7 @@ function normalized(value: unknown, team: SeededWithHistory): unknown {
     [team.teamId, '<team>'], [team.serverIds[0], '<server 0>'], [team.serverIds[1], '<server 1>'],
     [team.serviceIds[0], '<service 0>'], [team.serviceIds[1], '<service 1>'], [team.copyId, '<copy>'],
     [team.backupId, '<backup>'], [team.operationId, '<operation>'], [team.emailId, '<email>'],
+    [sampleDomain(team.serviceIds[0]), '<domain of service 0>'], [sampleDomain(team.copyId), '<domain of copy>'],
   ]);
   const walk = (item: unknown, key?: string): unknown => {
     if (Array.isArray(item)) return item.map((entry) => walk(entry));

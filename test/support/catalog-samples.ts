@@ -1,5 +1,6 @@
 // Valid sample inputs for any capability of the catalog, built from its input shape and a
 // seeded team, so that suites generated from the catalog cover capabilities added later.
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { compress as zstdCompress } from 'zstd-napi';
@@ -35,6 +36,13 @@ export async function addHistory(app: App, team: SeededTeam): Promise<SeededWith
   mkdirSync(dirname(backupPath), { recursive: true });
   writeFileSync(backupPath, backupBytes);
   await insertCompletedBackup(app, { id: backupId, teamId: team.teamId, serviceId, filePath: backupPath, bytes: backupBytes });
+  const now = nowIso();
+  for (const id of [serviceId, team.copyId]) {
+    await app.db.kysely.insertInto('service_domains').values({
+      domain: sampleDomain(id), service_id: id, kind: 'custom', certificate_state: 'pending', certificate_expires_at: null,
+      certificate_reason: null, created_at: now, updated_at: now,
+    }).execute();
+  }
   const emailId = newId('eml');
   const rawPath = join(app.config.dataDir, 'mail', team.copyId, `${emailId}.eml`);
   const raw = 'From: erp@copy.example\r\nTo: admin@example.com\r\nSubject: Reset\r\n\r\nReset link: http://copy/reset?t=1\r\n';
@@ -59,6 +67,11 @@ export async function addHistory(app: App, team: SeededTeam): Promise<SeededWith
   return { ...team, backupId, operationId, emailId, decisionId };
 }
 
+/** A domain of the service's own, unique to it (names are unique across every team). */
+export function sampleDomain(serviceId: string): string {
+  return `erp-${createHash('sha256').update(serviceId).digest('hex').slice(0, 12)}.example.org`;
+}
+
 /** The id field a capability's target is named by, mapped to the seeded thing of that kind. */
 export function sampleInput(capability: Capability, team: SeededWithHistory, serviceId?: string): Record<string, unknown> {
   // Only copies have a mail catcher: its capabilities act on the copy.
@@ -73,6 +86,8 @@ export function sampleInput(capability: Capability, team: SeededWithHistory, ser
     email_id: team.emailId,
     decision_id: team.decisionId,
     question: 'Which release goes out?',
+    // A name of the target service (addHistory gave it one): adding it again is a no-op, removing it works.
+    domain: sampleDomain(serviceId ?? defaultService),
     answer: 'approve',
     name: 'Matrix item',
     frequency: 'daily',

@@ -13,7 +13,8 @@ export interface TestCertificates {
   serverCertPem: string;
 }
 
-export function makeTestCertificates(): TestCertificates {
+/** `extraNames`: more subjectAltName entries for the server certificate (`DNS:host.docker.internal`, `IP:172.17.0.1`). */
+export function makeTestCertificates(extraNames: readonly string[] = []): TestCertificates {
   const dir = mkdtempSync(join(tmpdir(), 'teaminfra-test-ca-'));
   const at = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
@@ -23,7 +24,7 @@ export function makeTestCertificates(): TestCertificates {
       '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
     openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
       '-keyout', at('server.key'), '-out', at('server.csr'), '-subj', '/CN=127.0.0.1');
-    writeFileSync(at('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n');
+    writeFileSync(at('server.ext'), `subjectAltName=${['IP:127.0.0.1', 'DNS:localhost', ...extraNames].join(',')}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`);
     openssl('x509', '-req', '-in', at('server.csr'), '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-CAcreateserial',
       '-days', '1', '-extfile', at('server.ext'), '-out', at('server.pem'));
     return { caPem: readFileSync(at('ca.pem'), 'utf8'), serverKeyPem: readFileSync(at('server.key'), 'utf8'), serverCertPem: readFileSync(at('server.pem'), 'utf8') };

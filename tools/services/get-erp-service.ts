@@ -1,19 +1,23 @@
 import { z } from 'zod';
 import { defineCapability } from '../../src/core/capability.js';
-import { ServiceId, ServiceView } from '../schemas.js';
+import { listServiceDomains } from '../../src/engine/domains/service-domains.js';
+import { ServiceDetailView, ServiceId } from '../schemas.js';
 import { serviceView } from '../views.js';
 
 export default defineCapability({
   name: 'get_erp_service',
   title: 'Get an ERP service',
-  description: 'An ERP service or copy: state, address, revision, server.',
+  description: 'An ERP service or copy: state, address, revision, server, and the domains it answers at with their certificates.',
   permission: 'services:read',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({ service_id: ServiceId() }),
-  output: ServiceView,
+  output: ServiceDetailView,
   http: { method: 'GET', path: '/api/service-erp/{service_id}', status: 200 },
   hints: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   errors: ['validation_failed', 'not_found'],
   // invoke() has already found the service within reach.
-  run: async (_input, { target }) => serviceView(target as Parameters<typeof serviceView>[0]),
+  run: async (_input, { db, target }) => {
+    const service = target as Parameters<typeof serviceView>[0];
+    return { ...serviceView(service), domains: await listServiceDomains(db.kysely, service.id) };
+  },
 });

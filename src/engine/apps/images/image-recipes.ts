@@ -35,6 +35,11 @@ export type ImageRecipe = DebianImageRecipe | BundledErpRecipe;
 
 const DOCS = ['/usr/share/doc', '/usr/share/man', '/usr/share/info'];
 
+/** The proxy image, the directory its volume is mounted on (certificates, Caddy's saved config), and its admin socket. */
+export const PROXY_IMAGE = 'teaminfra-proxy:2.6';
+export const PROXY_STATE_DIR = '/var/lib/teaminfra-proxy';
+export const PROXY_ADMIN_SOCKET = '/run/teaminfra-proxy/admin.sock';
+
 export const IMAGE_RECIPES: readonly ImageRecipe[] = [
   { kind: 'bundled-erp', image: 'teaminfra-erp:bundled' },
   {
@@ -73,6 +78,24 @@ export const IMAGE_RECIPES: readonly ImageRecipe[] = [
         PGDATA: '/var/lib/postgresql/data', LANG: 'C.UTF-8',
       },
       labels: { [CONTRACT_LABELS.port]: '5432', [CONTRACT_LABELS.dataDir]: '/var/lib/postgresql/data' },
+    },
+  },
+  {
+    // The reverse proxy of a Docker server (src/engine/docker/proxy): Debian's Caddy. Its admin
+    // API listens only on a unix socket inside the container, which no volume or network shares,
+    // so only the engine's API (an exec) reaches it. socat carries an admin request over that exec.
+    kind: 'debian',
+    image: PROXY_IMAGE,
+    packages: ['caddy', 'ca-certificates', 'socat'],
+    files: [{ source: 'teaminfra-proxy-bootstrap.json', target: '/etc/caddy/teaminfra-bootstrap.json', mode: 0o644 }],
+    directories: [{ path: PROXY_STATE_DIR, owner: 'caddy', mode: 0o700 }, { path: '/run/teaminfra-proxy', owner: 'caddy', mode: 0o700 }],
+    remove: DOCS,
+    changes: {
+      // --resume: after an engine restart it serves the configuration it last had until teaminfra
+      // pushes the one rebuilt from the database (which it does at every start).
+      user: 'caddy', cmd: ['caddy', 'run', '--resume', '--config', '/etc/caddy/teaminfra-bootstrap.json'], workdir: PROXY_STATE_DIR, expose: 443,
+      env: { XDG_DATA_HOME: `${PROXY_STATE_DIR}/data`, XDG_CONFIG_HOME: `${PROXY_STATE_DIR}/config`, HOME: PROXY_STATE_DIR },
+      labels: { 'io.teaminfra.proxy-admin': PROXY_ADMIN_SOCKET },
     },
   },
 ];

@@ -4,7 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { bundledApp, BUNDLED_APP_NAMES } from '../../../../src/engine/apps/bundled-apps.js';
 import { recipeHash, splitImage } from '../../../../src/engine/apps/images/build-debian-image.js';
-import { recipeOf, type DebianImageRecipe } from '../../../../src/engine/apps/images/image-recipes.js';
+import { PROXY_ADMIN_SOCKET, PROXY_IMAGE, recipeOf, type DebianImageRecipe } from '../../../../src/engine/apps/images/image-recipes.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../../../../src/package-root.js';
 import { ProgramError, runProgram } from '../../../../src/engine/apps/images/run-program.js';
 
 describe('image recipes', () => {
@@ -42,5 +45,15 @@ describe('runProgram', () => {
       .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ProgramError);
     expect((failure as Error).message).toBe('sh failed (exit 100) while trying to install nope: E: Unable to locate package nope');
+  });
+});
+
+describe('the proxy recipe', () => {
+  it('starts Caddy with its admin API on the socket teaminfra reaches it by', () => {
+    const recipe = recipeOf(PROXY_IMAGE) as DebianImageRecipe;
+    expect(recipe.packages).toContain('caddy');
+    const bootstrap = JSON.parse(readFileSync(join(packageRoot, 'src/engine/apps/images/files', recipe.files[0]!.source), 'utf8')) as { admin: { listen: string } };
+    expect(bootstrap.admin.listen).toBe(`unix/${PROXY_ADMIN_SOCKET}`);
+    expect(recipe.changes.cmd).toContain(recipe.files[0]!.target);
   });
 });
