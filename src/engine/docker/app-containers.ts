@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DriverError } from '../driver.js';
 import type { AppCommand, AppContainer } from '../apps/app-definition.js';
 import type { ContainerLimits } from './container-limits.js';
-import type { DockerApi } from './docker-api.js';
+import { DockerError, type DockerApi } from './docker-api.js';
 import { lastOutput, runHelper } from './containers.js';
 import { dataVolumeName, generationOf, LABEL, labelFilter, labelsOf } from './labels.js';
 import { newLeaseOwner } from '../lease-owner.js';
@@ -54,7 +54,17 @@ export async function ensureNetwork(api: DockerApi, name: string, labels: Record
     if (existing.Labels?.[LABEL.role] !== 'network') throw new DriverError(`A network named ${name} that teaminfra did not create exists on the engine; rename or remove it.`);
     return;
   }
-  await api.json('POST', '/networks/create', { body: { Name: name, Driver: 'bridge', CheckDuplicate: true, Labels: labels }, accept: [409] });
+  try {
+    await api.json('POST', '/networks/create', { body: { Name: name, Driver: 'bridge', CheckDuplicate: true, Labels: labels }, accept: [409] });
+  } catch (error) {
+    // Docker's default address pools hold about 30 networks, and each service uses two (its own and its front's).
+    if (error instanceof DockerError && /non-overlapping IPv4 address pool/.test(error.reason)) {
+      throw new DriverError(`The Docker engine at ${api.address.text} has no address range left for a new network: its address pools are ` +
+        'used up. The operator gives the engine larger pools ("default-address-pools" in /etc/docker/daemon.json, then restarts dockerd; ' +
+        'docs/docker-servers.md), then tries again.', false, { cause: error });
+    }
+    throw error;
+  }
 }
 
 export async function removeNetworks(api: DockerApi, serviceId: string): Promise<void> {
