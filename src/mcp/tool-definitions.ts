@@ -88,7 +88,7 @@ function isResource(schema: Record<string, unknown>): boolean {
 function itemsSummarized(schema: Record<string, unknown>): Record<string, unknown> {
   const properties = schema.properties as Record<string, { type?: unknown; items?: Record<string, unknown> }> | undefined;
   const data = properties?.data;
-  if (!data || data.type !== 'array' || !data.items || !('next_cursor' in properties)) return schema;
+  if (!data || !data.items || !('next_cursor' in properties)) return schema;
   if (!('id' in ((data.items.properties ?? {}) as object))) return schema;
   return { ...schema, properties: { ...properties, data: { ...data, items: summaryOf(data.items, ITEM_MEMBERS) } } };
 }
