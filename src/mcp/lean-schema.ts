@@ -25,7 +25,7 @@ function leanNode(schema: unknown, root = false): unknown {
     } else if (key === 'items') {
       node.items = leanNode(value);
     } else if (key === 'anyOf') {
-      node.anyOf = (value as unknown[]).map(leanNode);
+      node.anyOf = (value as unknown[]).map((inner) => leanNode(inner));
     } else {
       node[key] = value;
     }
@@ -78,22 +78,16 @@ function withoutCheckedOnly(schema: unknown): unknown {
 
 /**
  * A long action's answer over MCP, declared by the members a model acts on (what to poll, what
- * it waits for, what it created); the rest of the operation is in the answer all the same, and
- * get_operation declares all of it. Not `additionalProperties: false`, so the answer still validates.
+ * it waits for, what it created), and a page's items by what a model picks one by; the rest of
+ * the resource is in the answer all the same. The members are named without their types: the
+ * tool that reads the resource whole (get_operation, get_decision, get_erp_service...) declares
+ * them, once for the catalog, instead of again in every write and every list (about 1 KB of
+ * tools/list). `{}` accepts any value, so the answer still validates; not
+ * `additionalProperties: false`, for the same reason.
  */
 export function summaryOf(schema: JsonSchema, members: readonly string[]): JsonSchema {
   const properties = (schema.properties ?? {}) as JsonSchema;
-  return { ...schema, properties: Object.fromEntries(members.filter((name) => name in properties).map((name) => [name, plainEnum(properties[name])])) };
-}
-
-/**
- * A summary's enum of strings as its type alone: the vocabulary (an operation's states, a
- * service's) is declared once, by the tool that reads the whole thing (get_operation,
- * get_erp_service), instead of again in every write and every list that answers one.
- */
-function plainEnum(schema: unknown): unknown {
-  const node = schema as JsonSchema;
-  return Array.isArray(node?.enum) && node.enum.every((value) => typeof value === 'string') ? { type: 'string' } : schema;
+  return { ...schema, properties: Object.fromEntries(members.filter((name) => name in properties).map((name) => [name, {}])) };
 }
 
 /**

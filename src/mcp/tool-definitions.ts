@@ -62,13 +62,15 @@ export function buildToolCatalog(catalog: readonly Capability[], prebuilt?: read
 }
 
 function toolOf(capability: Capability, vocabularies: Set<string>): Tool {
+  const annotations = annotationsOf(capability);
   return deepFreeze({
     name: capability.name,
     title: capability.title,
     description: capability.description,
     inputSchema: leanInputSchema(objectSchema(capability, 'input')) as Tool['inputSchema'],
     outputSchema: outputSchemaOf(capability, vocabularies),
-    annotations: annotationsOf(capability),
+    // No hint differs from the default (a destructive write that is not idempotent): no annotations.
+    ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
   });
 }
 
