@@ -311,4 +311,4 @@ export const ServiceDetailView = builtOnce(() => ServiceView().extend({
 export const ServiceDomainsView = builtOnce(() => z.object({ service_id: ServiceId(), domains: z.array(DomainView()) }));
 
 /** A domain name as a team gives it (any script; checked and turned into ASCII by the capability). */
-export const DomainName = builtOnce(() => z.string().min(1).max(253).describe('A domain name such as erp.example.com (no wildcard).'));
+export const DomainName = builtOnce(() => z.string().min(1).max(253).describe('e.g. erp.example.com; no wildcard.'));

@@ -12,10 +12,10 @@ type JsonSchema = Record<string, unknown>;
 const SHAPE = new Set(['type', 'properties', 'items', 'anyOf', 'enum', 'const']);
 
 export function leanOutputSchema(schema: JsonSchema): JsonSchema {
-  return leanNode(schema) as JsonSchema;
+  return leanNode(schema, true) as JsonSchema;
 }
 
-function leanNode(schema: unknown): unknown {
+function leanNode(schema: unknown, root = false): unknown {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
   const node: JsonSchema = {};
   for (const [key, value] of Object.entries(schema)) {
@@ -25,7 +25,7 @@ function leanNode(schema: unknown): unknown {
     } else if (key === 'items') {
       node.items = leanNode(value);
     } else if (key === 'anyOf') {
-      node.anyOf = (value as unknown[]).map(leanNode);
+      node.anyOf = (value as unknown[]).map((inner) => leanNode(inner));
     } else {
       node[key] = value;
     }
@@ -34,6 +34,9 @@ function leanNode(schema: unknown): unknown {
   // vocabulary the answer itself shows; its type is enough to plan with.
   if (Array.isArray(node.enum) && node.enum.length > MAX_OUTPUT_ENUM) return { type: typeof node.enum[0] };
   if (node.enum !== undefined && typeof node.type === 'string') delete node.type;
+  // Below the root (which MCP requires to say "object"), `properties` says an object and `items`
+  // an array: their type says nothing more to a model, and a validator accepts more without it.
+  if (!root && ((node.type === 'object' && node.properties) || (node.type === 'array' && node.items))) delete node.type;
   return node;
 }
 
@@ -75,37 +78,36 @@ function withoutCheckedOnly(schema: unknown): unknown {
 
 /**
  * A long action's answer over MCP, declared by the members a model acts on (what to poll, what
- * it waits for, what it created); the rest of the operation is in the answer all the same, and
- * get_operation declares all of it. Not `additionalProperties: false`, so the answer still validates.
+ * it waits for, what it created), and a page's items by what a model picks one by; the rest of
+ * the resource is in the answer all the same. The members are named without their types: the
+ * tool that reads the resource whole (get_operation, get_decision, get_erp_service...) declares
+ * them, once for the catalog, instead of again in every write and every list (about 1 KB of
+ * tools/list). `{}` accepts any value, so the answer still validates; not
+ * `additionalProperties: false`, for the same reason.
  */
 export function summaryOf(schema: JsonSchema, members: readonly string[]): JsonSchema {
   const properties = (schema.properties ?? {}) as JsonSchema;
-  return { ...schema, properties: Object.fromEntries(members.filter((name) => name in properties).map((name) => [name, plainEnum(properties[name])])) };
-}
-
-/**
- * A summary's enum of strings as its type alone: the vocabulary (an operation's states, a
- * service's) is declared once, by the tool that reads the whole thing (get_operation,
- * get_erp_service), instead of again in every write and every list that answers one.
- */
-function plainEnum(schema: unknown): unknown {
-  const node = schema as JsonSchema;
-  return Array.isArray(node?.enum) && node.enum.every((value) => typeof value === 'string') ? { type: 'string' } : schema;
+  return { ...schema, properties: Object.fromEntries(members.filter((name) => name in properties).map((name) => [name, {}])) };
 }
 
 /**
  * A long vocabulary (an enum of five strings or more: a service's states) as its type alone in
  * every answer but the first that declares it in the catalog (get_erp_service, before the
- * metrics): tools/list is one document to a model, which reads the values once. `declared` holds
- * the vocabularies met so far, in catalog order.
+ * metrics), and so is a large nested piece met again (a service's domains with their
+ * certificates, declared by get_erp_service, then by add_service_domain's and
+ * remove_service_domain's answers; a mail relay): tools/list is one document to a model, which
+ * reads the values and members once. `$defs` cannot share across tools (each schema is its own
+ * document), so this is the catalog's sharing. `declared` holds the pieces met so far, in catalog order.
  */
 export function vocabularyOnce(schema: JsonSchema, declared: Set<string>): JsonSchema {
-  return onceNode(schema, declared) as JsonSchema;
+  return onceNode(schema, declared, true) as JsonSchema;
 }
 
 const LONG_VOCABULARY = 5;
+/** A nested piece is large from this many bytes: a page's summarized items (about 110) stay whole. */
+const LARGE_PIECE = 150;
 
-function onceNode(schema: unknown, declared: Set<string>): unknown {
+function onceNode(schema: unknown, declared: Set<string>, root = false): unknown {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
   const node = schema as JsonSchema;
   if (Array.isArray(node.enum) && node.enum.length >= LONG_VOCABULARY && node.enum.every((value) => typeof value === 'string')) {
@@ -114,6 +116,11 @@ function onceNode(schema: unknown, declared: Set<string>): unknown {
     declared.add(key);
     return node;
   }
+  const key = JSON.stringify(node);
+  if (!root && key.length >= LARGE_PIECE) {
+    if (declared.has(key)) return typeAlone(node);
+    declared.add(key);
+  }
   const copy: JsonSchema = { ...node };
   if (node.properties) {
     copy.properties = Object.fromEntries(Object.entries(node.properties as JsonSchema).map(([name, inner]) => [name, onceNode(inner, declared)]));
@@ -121,4 +128,12 @@ function onceNode(schema: unknown, declared: Set<string>): unknown {
   if (node.items) copy.items = onceNode(node.items, declared);
   if (Array.isArray(node.anyOf)) copy.anyOf = node.anyOf.map((inner) => onceNode(inner, declared));
   return copy;
+}
+
+/** A piece declared before, by its type: an array, an object, or either or null. */
+function typeAlone(node: JsonSchema): JsonSchema {
+  if (Array.isArray(node.anyOf)) return { anyOf: (node.anyOf as JsonSchema[]).map((inner) => typeAlone(inner)) };
+  if (node.properties) return { type: 'object' };
+  if (node.items) return { type: 'array' };
+  return typeof node.type === 'string' ? { type: node.type } : {};
 }

@@ -62,13 +62,15 @@ export function buildToolCatalog(catalog: readonly Capability[], prebuilt?: read
 }
 
 function toolOf(capability: Capability, vocabularies: Set<string>): Tool {
+  const annotations = annotationsOf(capability);
   return deepFreeze({
     name: capability.name,
     title: capability.title,
     description: capability.description,
     inputSchema: leanInputSchema(objectSchema(capability, 'input')) as Tool['inputSchema'],
     outputSchema: outputSchemaOf(capability, vocabularies),
-    annotations: annotationsOf(capability),
+    // No hint differs from the default (a destructive write that is not idempotent): no annotations.
+    ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
   });
 }
 
@@ -88,7 +90,7 @@ function isResource(schema: Record<string, unknown>): boolean {
 function itemsSummarized(schema: Record<string, unknown>): Record<string, unknown> {
   const properties = schema.properties as Record<string, { type?: unknown; items?: Record<string, unknown> }> | undefined;
   const data = properties?.data;
-  if (!data || data.type !== 'array' || !data.items || !('next_cursor' in properties)) return schema;
+  if (!data || !data.items || !('next_cursor' in properties)) return schema;
   if (!('id' in ((data.items.properties ?? {}) as object))) return schema;
   return { ...schema, properties: { ...properties, data: { ...data, items: summaryOf(data.items, ITEM_MEMBERS) } } };
 }

@@ -36,7 +36,7 @@ function backupFile(context: CapabilityContext): FileSource {
 export default defineCapability({
   name: 'download_backup',
   title: 'Download a backup',
-  description: 'The backup file (zstd, or gzip if old); over MCP a single-use link valid 5 minutes. Check its sha256.',
+  description: 'The backup file (zstd; gzip if old); over MCP a single-use link for 5 minutes. Check its sha256.',
   permission: 'backups:download',
   target: { kind: 'backup', from: 'backup_id' },
   input: () => z.strictObject({ backup_id: BackupId() }),

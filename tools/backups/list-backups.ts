@@ -9,7 +9,7 @@ import { backupView } from '../views.js';
 export default defineCapability({
   name: 'list_backups',
   title: "List a service's backups",
-  description: 'Lists the backups of a service or copy.',
+  description: 'The backups of a service or copy.',
   permission: 'backups:read',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({ service_id: ServiceId(), ...PageInput() }),

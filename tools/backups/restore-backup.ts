@@ -7,7 +7,7 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'restore_backup',
   title: 'Restore a backup',
-  description: 'Restores the backup into its service or a copy of it, once verified; a safety backup is taken first.',
+  description: 'Restores the backup into its service or a copy, once verified, after a safety backup.',
   permission: 'backups:restore',
   approvable: { queues: 'restore' },
   target: { kind: 'backup', from: 'backup_id' },

@@ -11,7 +11,7 @@ export default defineCapability({
   name: 'request_decision',
   title: 'Ask the team for a decision',
   description:
-    'Asks the team a question (free text or 2-10 options), answered in the panel or with answer_decision. Over MCP it waits for the answer.',
+    'Asks the team a question (free text or 2-10 options), answered in the panel or with answer_decision.',
   permission: 'decisions:request',
   target: { kind: 'service', from: 'service_id', optional: true },
   input: () => z.strictObject({
@@ -20,7 +20,7 @@ export default defineCapability({
       .refine((options) => options === undefined || new Set(options).size === options.length, 'Options must differ from each other.')
       .describe('Absent: free text.'),
     context: MultilineText(4000).optional().describe('For the person answering.'),
-    service_id: ServiceId().optional().describe('Only those who reach this ERP service see it.'),
+    service_id: ServiceId().optional().describe('Seen only by those who reach it.'),
     expires_in_minutes: z.number().int().min(1).max(MAX_DECISION_MINUTES).optional()
       .describe(`Default ${DEFAULT_DECISION_MINUTES}.`),
   }),

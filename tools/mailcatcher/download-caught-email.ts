@@ -16,7 +16,7 @@ function rawFile(context: CapabilityContext): FileSource {
 export default defineCapability({
   name: 'download_caught_email',
   title: 'Download a caught email',
-  description: 'The caught email as sent (.eml); over MCP a single-use link valid 5 minutes.',
+  description: 'The caught email as sent (.eml); over MCP a single-use link for 5 minutes.',
   permission: 'mailcatcher:read',
   target: { kind: 'email', from: 'email_id' },
   input: () => z.strictObject({ email_id: EmailId() }),

@@ -7,8 +7,8 @@ import { operationAnswer } from './operation-answer.js';
 export default defineCapability({
   name: 'get_operation',
   title: 'Get an operation',
-  description: "A long action's state, failure reason and steps: poll it until it ends. A created service's " +
-    'initial_credentials come once, in the first answer that shows its create succeeded.',
+  description: "A long action's state, reason and steps; poll until it ends. A create's initial_credentials " +
+    'come once, in the first answer showing it succeeded.',
   permission: 'services:read',
   readableByRequester: true,
   target: { kind: 'operation', from: 'operation_id' },

@@ -8,7 +8,7 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'list_operations',
   title: 'List operations',
-  description: 'Lists the long actions on what this token reaches (never with initial_credentials: get_operation gives them).',
+  description: 'The long actions on what this token reaches, without initial_credentials (get_operation gives them).',
   permission: 'services:read',
   readableByRequester: true,
   target: { kind: 'team' },

@@ -9,8 +9,8 @@ export default defineCapability({
   name: 'add_service_domain',
   title: 'Add a domain to a service',
   description:
-    'Makes the service answer over HTTPS at a domain of your own, once its DNS points at the server; the certificate is obtained by itself ' +
-    '(its state is in get_erp_service). Refused with 409 when another service uses the name.',
+    'Serves the service over HTTPS at your domain once its DNS points at the server; get_erp_service shows the ' +
+    'certificate. Refused (409) if another service has it.',
   permission: 'services:write',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({ service_id: ServiceId(), domain: DomainName() }),

@@ -7,7 +7,7 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'create_copy',
   title: 'Copy an ERP service',
-  description: 'Creates a stopped staging copy of a service and its data, whose mail is caught; the operation gives its service_id.',
+  description: 'Creates a stopped staging copy of a service and its data, its mail caught; the operation gives its service_id.',
   permission: 'services:write',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({

@@ -8,7 +8,7 @@ export default defineCapability({
   name: 'create_erp_service',
   title: 'Create an ERP service',
   description:
-    'Creates a stopped ERP service on a server; the operation gives its service_id and may give initial_credentials, shown once.',
+    'Creates a stopped service on a server; the operation gives its service_id, maybe initial_credentials (shown once).',
   permission: 'services:write',
   target: { kind: 'server', from: 'server_id' },
   creates: 'service',

@@ -7,13 +7,13 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'recover_erp_service',
   title: 'Recover an ERP service on another server',
-  description: "Makes a service whose server the operator marked lost again on another server, from its newest off-site backup, with its " +
-    "secrets, copies and schedule; it is started there. The operation's result says the time of the data it came back with (data_as_of).",
+  description: 'Remakes a service of a lost server on another server from its newest off-site backup, with copies and ' +
+    'schedule, and starts it; result.data_as_of dates its data.',
   permission: 'backups:restore',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({
     service_id: ServiceId(),
-    server_id: ServerId().describe('The server to make it again on: one the token reaches, ready, of the same kind as the lost one.'),
+    server_id: ServerId().describe('Ready, of the lost server\'s kind.'),
   }),
   output: OperationView,
   http: { method: 'POST', path: '/api/service-erp/{service_id}/recover', status: 202 },

@@ -8,7 +8,7 @@ import { DomainName, ServiceDomainsView, ServiceId } from '../schemas.js';
 export default defineCapability({
   name: 'remove_service_domain',
   title: 'Remove a domain from a service',
-  description: 'The service stops answering at one of the domains its team added. Its platform name cannot be removed.',
+  description: 'Stops the service answering at a domain its team added (not its platform name).',
   permission: 'services:write',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({ service_id: ServiceId(), domain: DomainName() }),
