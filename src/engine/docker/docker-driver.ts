@@ -16,7 +16,7 @@ import {
   type ServiceStatus, type StartHooks,
 } from '../driver.js';
 import { readAppManifest } from './app-archive.js';
-import { listAppContainers, removeNetworks } from './app-containers.js';
+import { ensureNetwork, listAppContainers, removeNetworks } from './app-containers.js';
 import { appDataParts, refuseWithoutSnapshot } from './app-data.js';
 import { verifyArchive } from './archives.js';
 import { ensureBackupsVolume, storeBackupOnEngine, withBackupSpoolFile } from './backup-store.js';
@@ -26,17 +26,15 @@ import {
 import type { DockerDriverOptions } from './docker-driver-options.js';
 import { readDockerState, writeDockerState } from './docker-state.js';
 import { publishedHost } from './engine-address.js';
-import { dataVolumeName, LABEL } from './labels.js';
+import { appNetworkName, dataVolumeName, LABEL, labelsOf } from './labels.js';
 import { definitionOf, currentGeneration, ensureNetworkAndVolumes, ensureVolumes } from './service-definition.js';
 import { initialiseImageData, loadInto, schemaOfArchive, writeServiceArchive } from './service-data.js';
 import { findFront, frontStatus, removeFront, stopFront } from './service-front.js';
 import { ensureServiceImages } from './service-images.js';
+import { restartCountOf } from './restart-count.js';
 import { restoreService } from './service-restore.js';
 import { deleteServiceSecrets, ensureServiceSecrets, readServiceSecrets } from './service-secrets.js';
 import { redeployService, startService } from './service-start.js';
-import { ensureNetwork } from './app-containers.js';
-import { appNetworkName, labelsOf } from './labels.js';
-import { restartCountOf } from './restart-count.js';
 
 export type { DockerDriverOptions } from './docker-driver-options.js';
 

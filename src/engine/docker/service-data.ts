@@ -123,16 +123,6 @@ export async function schemaOfArchive(api: DockerApi, app: AppDefinition, manife
   return same ? now[app.commands.migrate.service] : undefined;
 }
 
-/** True when a restore or copy filled this generation with data whose schema the migrate step's image made. */
-export async function schemaIsCurrent(api: DockerApi, service: ServiceSpec, app: AppDefinition, generation: number): Promise<boolean> {
-  const [first] = app.volumes;
-  if (!first || !app.commands.migrate) return false;
-  const volume = await api.json<{ Labels: Record<string, string> | null } | undefined>(
-    'GET', `/volumes/${engineVolumeName(app, service.id, first, generation)}`, { accept: [404] });
-  const schemaOf = volume?.Labels?.[LABEL.schemaOf];
-  return schemaOf !== undefined && schemaOf === (await imageIdsOf(api, app))[app.commands.migrate.service];
-}
-
 /** The containers and volumes of one generation of the service's data, and its staging network. */
 export async function dropGeneration(api: DockerApi, service: ServiceSpec, app: AppDefinition, generation: number): Promise<void> {
   for (const container of await listAppContainers(api, service.id)) {

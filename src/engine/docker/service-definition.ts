@@ -10,6 +10,7 @@ import { renderEnvironment } from '../apps/render-environment.js';
 import { smtpUri } from '../apps/smtp-uri.js';
 import { DriverError, type ServiceSpec } from '../driver.js';
 import { ensureNetwork } from './app-containers.js';
+import { imageIdsOf } from './app-data.js';
 import { containerLimitsOf } from './container-limits.js';
 import { ensureVolume } from './containers.js';
 import { contractDefinition } from './contract-definition.js';
@@ -42,6 +43,16 @@ export async function definitionOf(options: DockerDriverOptions, service: Servic
 export function engineVolumeName(app: AppDefinition, serviceId: string, volume: string, generation: number): string {
   // An image contract's one volume keeps the name its services always had.
   return app.imageContract ? dataVolumeName(serviceId, generation) : appVolumeName(serviceId, volume, generation);
+}
+
+/** True when a restore or copy filled this generation with data whose schema the migrate step's image made. */
+export async function schemaIsCurrent(api: DockerApi, service: ServiceSpec, app: AppDefinition, generation: number): Promise<boolean> {
+  const [first] = app.volumes;
+  if (!first || !app.commands.migrate) return false;
+  const volume = await api.json<{ Labels: Record<string, string> | null } | undefined>(
+    'GET', `/volumes/${engineVolumeName(app, service.id, first, generation)}`, { accept: [404] });
+  const schemaOf = volume?.Labels?.[LABEL.schemaOf];
+  return schemaOf !== undefined && schemaOf === (await imageIdsOf(api, app))[app.commands.migrate.service];
 }
 
 /** The generation of volumes the service's containers use now: 0 until its first restore. */

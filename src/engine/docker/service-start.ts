@@ -18,8 +18,9 @@ import { appCommandContainerName, appContainerName, appNetworkName } from './lab
 import { mailRelayOf } from './mail-relay-of.js';
 import { choosePort } from './ports.js';
 import { ensureFront, findFront, switchFront } from './service-front.js';
-import { containerSettings, currentGeneration, definitionOf, ensureNetworkAndVolumes, valuesOf, type Rendered } from './service-definition.js';
-import { schemaIsCurrent } from './service-data.js';
+import {
+  containerSettings, currentGeneration, definitionOf, ensureNetworkAndVolumes, schemaIsCurrent, valuesOf, type Rendered,
+} from './service-definition.js';
 import { ensureServiceImages } from './service-images.js';
 import { staleContainer } from './stale-container.js';
 
