@@ -14,7 +14,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 import { findOffsiteCopy } from '../db/repositories/offsite-copies.js';
 import { DriverError } from '../engine/driver.js';
-import { isEngineBackupPath } from '../engine/docker/engine-backup-path.js';
+import { engineBackupLocation, isEngineBackupPath } from '../engine/docker/engine-backup-path.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { decrypting } from './backup-key.js';
 import { openBackupIdentity, openDestination } from './destinations.js';
@@ -78,7 +78,7 @@ async function readsFromServer(db: Kysely<Database>, dataDir: string, backup: Re
 async function engineCacheTarget(dataDir: string, path: string): Promise<{ path: string; hold(): Promise<{ release(): void }> }> {
   const { backupCacheOf } = await import('../engine/docker/backup-cache.js');
   const cache = backupCacheOf(dataDir);
-  const name = decodeURIComponent(new URL(path).pathname.slice(1));
+  const { name } = engineBackupLocation(path);
   return {
     path: cache.pathOf(name),
     // Held, so that no other backup's copy makes room by removing it before the driver reads it,

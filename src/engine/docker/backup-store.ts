@@ -13,7 +13,7 @@ import { extractSingleFile, singleFileTar } from './archives.js';
 import { createHelper, ensureVolume, runHelper } from './containers.js';
 import { DockerApi, DockerError } from './docker-api.js';
 import { parseEngineAddress } from './engine-address.js';
-import { ENGINE_BACKUP_SCHEME, isEngineBackupPath } from './engine-backup-path.js';
+import { ENGINE_BACKUP_SCHEME, engineBackupLocation, isEngineBackupPath } from './engine-backup-path.js';
 import { contractOf } from './erp-image-contract.js';
 import { backupsVolumeName, labelsOf } from './labels.js';
 
@@ -67,11 +67,6 @@ export async function storeBackupOnEngine(
 }
 
 /** Where a backup kept on an engine is: its server, its file in the backups volume (SERVICE/FILE), the image that put it there. */
-function engineBackupLocation(path: string): { serverId: string; name: string; image: string } {
-  const url = new URL(path);
-  return { serverId: url.hostname, name: decodeURIComponent(url.pathname.slice(1)), image: url.searchParams.get('image') ?? '' };
-}
-
 // A helper's command line holds the files it removes: a bounded number per helper.
 const FILES_PER_HELPER = 200;
 

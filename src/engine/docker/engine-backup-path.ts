@@ -6,3 +6,9 @@ export const ENGINE_BACKUP_SCHEME = 'docker:';
 export function isEngineBackupPath(path: string): boolean {
   return path.startsWith(`${ENGINE_BACKUP_SCHEME}//`);
 }
+
+/** The server, the file's name in the server's backups volume (SERVICE/FILE) and the image that wrote it, of such a path. */
+export function engineBackupLocation(path: string): { serverId: string; name: string; image: string } {
+  const url = new URL(path);
+  return { serverId: url.hostname, name: decodeURIComponent(url.pathname.slice(1)), image: url.searchParams.get('image') ?? '' };
+}
