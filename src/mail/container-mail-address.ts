@@ -13,6 +13,7 @@
 import { isIP } from 'node:net';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
+import { bridgeGateway } from '../engine/docker/bridge-gateway.js';
 import { DockerApi } from '../engine/docker/docker-api.js';
 import { parseEngineAddress, type EngineAddress } from '../engine/docker/engine-address.js';
 import { DriverError } from '../engine/driver.js';
@@ -114,16 +115,3 @@ export class ContainerMailAddress {
 const REACHABLE_HOST = 'TEAMINFRA_SMTP_HOST to an address of this machine that the engine\'s containers reach ' +
   '(or TEAMINFRA_SMTP_ADDRESS_FOR_CONTAINERS to the host:port they reach the catcher at)';
 const FREE_PORT = 'TEAMINFRA_SMTP_PORT to a port free on that address';
-
-/** The IPv4 gateway of the engine's default bridge network: as the engine states it, else the first address of its subnet (the one Docker gives docker0). */
-async function bridgeGateway(api: DockerApi): Promise<string | undefined> {
-  const network = await api.json<{ IPAM?: { Config?: { Subnet?: string; Gateway?: string }[] | null } } | undefined>('GET', '/networks/bridge', { accept: [404] });
-  const config = network?.IPAM?.Config?.find((each) => isIP(each.Gateway ?? '') === 4 || isIP(each.Subnet?.split('/')[0] ?? '') === 4);
-  if (!config) return undefined;
-  if (config.Gateway && isIP(config.Gateway) === 4) return config.Gateway;
-  const [base = '', bits = '32'] = (config.Subnet as string).split('/');
-  const value = base.split('.').reduce((sum, part) => sum * 256 + Number(part), 0);
-  const size = 2 ** (32 - Number(bits));
-  const first = value - (value % size) + 1;
-  return [24, 16, 8, 0].map((shift) => Math.floor(first / 2 ** shift) % 256).join('.');
-}

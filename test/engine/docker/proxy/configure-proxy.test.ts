@@ -14,6 +14,7 @@ import { nowIso } from '../../../../src/db/ids.js';
 import { insertServer } from '../../../../src/db/repositories/servers.js';
 import { insertService } from '../../../../src/db/repositories/services.js';
 import { insertTeam } from '../../../../src/db/repositories/teams.js';
+import { bridgeGateway } from '../../../../src/engine/docker/bridge-gateway.js';
 import { configureServerProxy } from '../../../../src/engine/docker/proxy/configure-proxy.js';
 import { joinProxyNetwork } from '../../../../src/engine/docker/proxy/proxy-container.js';
 import { PROXY_IMAGE } from '../../../../src/engine/docker/proxy/proxy-image.js';
@@ -38,8 +39,8 @@ describe.runIf(dockerAvailable && pebbleInstalled)('configureServerProxy', () =>
   let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
-    const bridge = await api.json<{ IPAM: { Config: { Gateway?: string }[] } }>('GET', '/networks/bridge');
-    const gateway = bridge.IPAM.Config.find((config) => config.Gateway)?.Gateway ?? '172.17.0.1';
+    const gateway = await bridgeGateway(api);
+    if (!gateway) throw new Error('The test engine has no default bridge network with an IPv4 gateway.');
     pebble = await startPebble([`IP:${gateway}`]);
     dataDir = tempDataDir();
     db = openDatabase(dataDir);

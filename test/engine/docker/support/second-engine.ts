@@ -56,10 +56,17 @@ export async function startSecondEngine(): Promise<SecondEngine> {
   if (firewalled) execFileSync('iptables', ['-I', ...poolRule]);
   const socket = join(root, 'docker.sock');
   const log = openSync(join(root, 'dockerd.log'), 'a');
+  // A dockerd started again with address pools and its default network from before deletes the
+  // interface named docker0, whatever its --bridge (moby's initBridgeDriver, "clear stale bridge
+  // network"): the first engine's bridge, and every container of that engine loses its network.
+  // It skips that with --live-restore, so a daemon started again has it; stop() then removes
+  // the containers itself, which live-restore would leave running.
+  let restarted = false;
   const spawnDaemon = (): { daemon: ChildProcess; exited: Promise<void> } => {
     const child = spawn('dockerd', [
       '--host', `unix://${socket}`, '--data-root', join(root, 'data'), '--exec-root', join(root, 'exec'), '--pidfile', join(root, 'docker.pid'),
       '--bridge', bridge, '--iptables=false', '--ip-forward=false', '--ip-masq=false', '--default-address-pool', `base=${pool},size=24`,
+      ...(restarted ? ['--live-restore'] : []),
     ], { stdio: ['ignore', log, log] });
     return { daemon: child, exited: new Promise<void>((resolve) => child.once('exit', () => resolve())) };
   };
@@ -71,6 +78,7 @@ export async function startSecondEngine(): Promise<SecondEngine> {
     await Promise.race([exited, sleep(30_000)]);
   };
   const stop = async () => {
+    if (restarted) await removeAllContainers(api).catch(() => undefined);
     await api.close();
     await stopDaemon();
     execFileSync('ip', ['link', 'del', bridge], { stdio: 'ignore' });
@@ -92,8 +100,14 @@ export async function startSecondEngine(): Promise<SecondEngine> {
   };
   await answering();
   const startDaemon = async () => {
+    restarted = true;
     ({ daemon, exited } = spawnDaemon());
     await answering();
   };
   return { host, api, stop, stopDaemon, startDaemon };
+}
+
+async function removeAllContainers(api: DockerApi): Promise<void> {
+  const containers = await api.json<{ Id: string }[]>('GET', '/containers/json', { query: { all: 1 } });
+  for (const { Id } of containers) await api.json('DELETE', `/containers/${Id}`, { query: { force: 1, v: 1 }, accept: [404] });
 }

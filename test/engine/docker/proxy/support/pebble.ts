@@ -45,7 +45,7 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** `extraNames`: more names for Pebble's own certificate (`IP:172.17.0.1`, the engine's gateway, reached by this process and containers alike). */
+/** `extraNames`: more names for Pebble's own certificate (`IP:<the engine's bridge gateway>`, reached by this process and containers alike). */
 export async function startPebble(extraNames: readonly string[] = []): Promise<Pebble> {
   const dir = mkdtempSync(join(tmpdir(), 'teaminfra-pebble-'));
   const certificates = makeTestCertificates(['DNS:host.docker.internal', ...extraNames]);
