@@ -78,6 +78,12 @@ DROP INDEX IF EXISTS erp_services_parent;
 -- Where a running service is reached: the host of its server's Docker engine (NULL: this
 -- machine, 127.0.0.1, as for the local driver). Added after the first release.
 ALTER TABLE erp_services ADD COLUMN IF NOT EXISTS published_host TEXT;
+-- A service its server's proxy serves (src/engine/docker/proxy): where the proxy sends its
+-- requests (its web container on the proxy's network, `name:port`) and the path the proxy checks
+-- its health at. Its url is then https://published_host (its first name) on the proxy's HTTPS
+-- port. NULL: served by its own front or as a local process, at http://published_host:port.
+ALTER TABLE erp_services ADD COLUMN IF NOT EXISTS proxy_upstream TEXT;
+ALTER TABLE erp_services ADD COLUMN IF NOT EXISTS proxy_health_path TEXT;
 
 -- The app definition the service runs (src/engine/apps): a bundled name (demo, tryton) or one
 -- the operator added. NULL: the server's own image, as before apps existed (the demo path).

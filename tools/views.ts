@@ -9,7 +9,7 @@ import { locationsOf } from '../src/offsite/locations.js';
 
 type ServiceRow = {
   id: string; name: string; server_id: string; parent_id: string | null; state: Infer<typeof ServiceView>['state'];
-  revision: number; port: number | null; published_host: string | null; created_at: string; updated_at: string;
+  revision: number; port: number | null; published_host: string | null; proxy_upstream: string | null; created_at: string; updated_at: string;
   health: Infer<typeof ServiceView>['health']; health_since: string | null;
 };
 

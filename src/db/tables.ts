@@ -35,6 +35,8 @@ export interface ErpServicesTable {
   outgoing_smtp: string | null; mail_username: string | null; mail_password_hash: string | null;
   state_reason: string | null; created_at: string; updated_at: string; deleted_at: string | null;
   published_host: string | null;
+  proxy_upstream: string | null;
+  proxy_health_path: string | null;
   /** The app definition it runs; null: the server's image (today's demo path). */
   app: string | null;
   /** 1: the operator allowed a private relay (src/mail/outgoing-relay.ts); 0: checked at every start. */

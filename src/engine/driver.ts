@@ -43,8 +43,18 @@ export interface RunningService {
   pid: number;
   port: number;
   revision: number;
-  /** The host its port is published on, when not this machine (a Docker engine elsewhere). */
+  /** The host its port is published on, when not this machine (a Docker engine elsewhere); its first name when its server's proxy serves it. */
   publishedHost?: string;
+  /** Served by its server's proxy over HTTPS (port is then the proxy's HTTPS port): where the proxy sends its requests. */
+  proxy?: ProxyTarget;
+}
+
+/** Where a server's proxy sends a service's requests: its web container on the proxy's network. */
+export interface ProxyTarget {
+  /** `container-name:port` on the proxy's network. */
+  upstream: string;
+  /** Answers 2xx once the service serves requests (the proxy's health check). */
+  healthPath: string;
 }
 
 /** What is really running, whatever the database says. */

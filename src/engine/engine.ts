@@ -5,9 +5,10 @@ import type { Db } from '../db/connect.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { nowIso } from '../db/ids.js';
 import { DEFAULT_RETENTION, pruneBackups, type RetentionPolicy } from './backup-retention.js';
-import type { ServiceDriver } from './driver.js';
+import type { ServerSpec, ServiceDriver } from './driver.js';
 import { LocalDriver } from './local/local-driver.js';
 import { DockerDriver } from './docker/docker-driver.js';
+import { ProxyKeeper, proxySyncIntervalFromEnv } from './docker/proxy/proxy-keeper.js';
 import { EngineRegistry } from './docker/engine-registry.js';
 import { findRegistryCredentials } from './docker/registry-credentials.js';
 import { engineCallTimeoutFromEnv } from './docker/docker-api.js';
@@ -67,6 +68,8 @@ export interface EngineConfig {
   reconcileIntervalMs: number;
   /** How often the health watcher checks services and engines (TEAMINFRA_HEALTH_INTERVAL_S; src/health/); 0: never by itself (tests call health.tick()). */
   healthIntervalMs: number;
+  /** How often each Docker server's proxy is brought in line with the database and its certificates looked at; 0: only at start. */
+  proxySyncIntervalMs: number;
   /** The panel's address, for the links in the emails about incidents; null: the page's path only. */
   panelUrl: () => string | null;
   startTimeoutMs: number;
@@ -116,7 +119,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   backupRetryDelayMs: DEFAULT_SCHEDULER_OPTIONS.retryDelayMs, backupMaxAttempts: DEFAULT_SCHEDULER_OPTIONS.maxAttempts,
   rowRetention: Object.fromEntries(ROW_RETENTION_NAMES.map((name) => [name, ROW_RETENTION_SETTINGS[name].defaultDays])) as RowRetentionDays,
   rowRetentionIntervalMs: 3_600_000,
-  concurrency: 8, reconcileIntervalMs: 15_000, healthIntervalMs: DEFAULT_HEALTH_INTERVAL_S * 1000,
+  concurrency: 8, reconcileIntervalMs: 15_000, healthIntervalMs: DEFAULT_HEALTH_INTERVAL_S * 1000, proxySyncIntervalMs: proxySyncIntervalFromEnv(),
   panelUrl: () => process.env.TEAMINFRA_PUBLIC_URL?.trim().replace(/\/+$/, '') || null, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
   shutdownGraceMs: positiveIntegerFromEnv('TEAMINFRA_SHUTDOWN_GRACE_MS', 10_000),
   engineCallTimeoutMs: engineCallTimeoutFromEnv(),
@@ -139,6 +142,8 @@ export interface Engine {
   readonly health: HealthWatcher;
   /** Sends completed backups off-site (by itself every offsite.intervalMs; tests may call tick()). */
   readonly offsite: OffsiteUploader;
+  /** Keeps Docker servers' proxies in line with the database (by itself every proxySyncIntervalMs; tests may call tick()). */
+  readonly proxies: ProxyKeeper;
   /** Reconciles services with what really runs, then starts taking operations. */
   start(): Promise<void>;
   close(options?: { services?: 'detach' | 'stop' }): Promise<void>;
@@ -152,11 +157,13 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   });
   const backupCache = openBackupCache(db.dataDir, config.backupCacheBytes ?? backupCacheBytesFromEnv());
   const engines = new EngineRegistry(config.engineCallTimeoutMs, (serverId, registry) => findRegistryCredentials(db.kysely, secrets, serverId, registry));
-  const docker = new DockerDriver({
+  const dockerOptions = {
     db: db.kysely, secrets, engines, dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
     takenPorts: () => takenPorts(db.kysely), outgoingRelay: config.outgoingRelay,
-    containerMailRelay: (server) => config.containerMailRelay(engines.engineOf(server)),
-  });
+    containerMailRelay: (server: ServerSpec) => config.containerMailRelay(engines.engineOf(server)),
+  };
+  const docker = new DockerDriver(dockerOptions);
+  const proxies = new ProxyKeeper(dockerOptions, { intervalMs: config.proxySyncIntervalMs, onError });
   const driver = new DriverRouter(local, docker);
   const reconcileDeps = { db: db.kysely, driver, node: config.node, onError };
   const worker = new OperationWorker(db, (operation, owner, attempt, abandoned) =>
@@ -205,6 +212,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
     scheduler,
     health,
     offsite,
+    proxies,
     observer: new EngineObserver(db.kysely, engines, db.dataDir),
     get started() {
       return state === 'started';
@@ -225,6 +233,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       }
       scheduler.start();
       health.start();
+      proxies.start();
       offsite.start();
       if (config.rowRetentionIntervalMs > 0) {
         pruneOldRows();
@@ -248,6 +257,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       if (rowsTimer) clearInterval(rowsTimer);
       await scheduler.close();
       await health.close();
+      await proxies.close();
       await offsite.close();
       await reconciling;
       await pruning;

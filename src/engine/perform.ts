@@ -144,7 +144,7 @@ async function runningNow(deps: PerformDeps, operation: OperationRow): Promise<S
   const spec = operation.service_id ? await loadServiceSpec(deps.db.kysely, operation.service_id) : undefined;
   const status = spec ? await deps.driver.status(spec).catch(() => undefined) : undefined;
   if (status?.state !== 'running') return undefined;
-  return { state: 'running', pid: status.pid, port: status.port, revision: status.revision, ...(status.publishedHost ? { publishedHost: status.publishedHost } : {}) };
+  return { state: 'running', pid: status.pid, port: status.port, revision: status.revision, ...(status.publishedHost ? { publishedHost: status.publishedHost } : {}), proxy: status.proxy ?? null };
 }
 
 async function attemptAction(deps: PerformDeps, operation: OperationRow, steps: StepLog): Promise<Outcome> {

@@ -9,6 +9,7 @@ import { endBackup, findBackupById } from '../db/repositories/backups.js';
 import { insertEvent } from '../db/repositories/events.js';
 import { queueOffsiteCopy } from '../db/repositories/offsite-copies.js';
 import { insertTransition, type OperationKind, type OperationRow } from '../db/repositories/operations.js';
+import type { ProxyTarget } from './driver.js';
 import { serviceEventType, type EngineEventType } from './event-types.js';
 import { serviceUrl } from './service-url.js';
 import { healthOfState, settleIncidentsOfState, startBackupFailedIncident } from '../health/state-incidents.js';
@@ -39,6 +40,8 @@ export interface ServiceChange {
   port?: number | null;
   /** The host its port is published on (a Docker engine's); null: this machine. */
   publishedHost?: string | null;
+  /** Served by its server's proxy (https url), or not (null); undefined: unchanged. */
+  proxy?: ProxyTarget | null;
   revision?: number;
   deleted?: boolean;
 }
@@ -63,6 +66,7 @@ export async function updateService(trx: Kysely<Database>, serviceId: string, ch
     ...(change.pid !== undefined ? { pid: change.pid } : {}),
     ...(change.port !== undefined ? { port: change.port } : {}),
     ...(change.publishedHost !== undefined ? { published_host: change.publishedHost } : {}),
+    ...(change.proxy !== undefined ? { proxy_upstream: change.proxy?.upstream ?? null, proxy_health_path: change.proxy?.healthPath ?? null } : {}),
     ...(change.revision !== undefined ? { revision: change.revision } : {}),
     ...(change.deleted ? { deleted_at: at } : {}),
   }).where('id', '=', serviceId).execute();
@@ -75,7 +79,7 @@ export async function writeServiceEvent(
   trx: Kysely<Database>, serviceId: string, type: EngineEventType, operationId: string | null, at: string,
 ): Promise<void> {
   const service = await trx.selectFrom('erp_services')
-    .select(['id', 'team_id', 'name', 'server_id', 'parent_id', 'state', 'revision', 'port', 'published_host', 'state_reason'])
+    .select(['id', 'team_id', 'name', 'server_id', 'parent_id', 'state', 'revision', 'port', 'published_host', 'proxy_upstream', 'state_reason'])
     .where('id', '=', serviceId).executeTakeFirstOrThrow();
   // Subscribers tell a deleted copy from a deleted service by its event (the webhook catalog's copy.deleted).
   const eventType: EngineEventType = type === 'service.deleted' && service.parent_id !== null ? 'copy.deleted' : type;

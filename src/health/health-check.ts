@@ -2,6 +2,8 @@
 // process port that users reach), on keep-alive connections shared by every check of this node,
 // so a check costs one request and no process. 2xx is healthy; anything else is a failed check
 // with what was answered, in words a person can act on.
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 
 export type CheckResult = { ok: true } | { ok: false; answer: string };
@@ -9,11 +11,34 @@ export type CheckResult = { ok: true } | { ok: false; answer: string };
 /** Keep-alive connections for the checks, few per address: checks go out a bounded number at a time anyway. */
 const checks = new Agent({ connections: 64, keepAliveTimeout: 60_000, pipelining: 1 });
 
-export async function checkHealth(url: string, healthPath: string, serviceId: string, timeoutMs: number): Promise<CheckResult> {
+/**
+ * Names served by a server's proxy, to the address of that server: a check of such a name goes
+ * there whatever the public DNS says (the service is checked, not the team's DNS), with the
+ * name as TLS server name and Host, and without verifying the certificate (a pending one is not
+ * an unhealthy service: certificates have their own states and events).
+ */
+const proxiedAt = new Map<string, string>();
+const proxied = new Agent({
+  connections: 64, keepAliveTimeout: 60_000, pipelining: 1,
+  connect: {
+    rejectUnauthorized: false,
+    lookup: (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => {
+      const address = proxiedAt.get(hostname);
+      if (address === undefined) return dnsLookup(hostname, options, callback as never);
+      const family = isIP(address) || 4;
+      if (options.all) return callback(null, [{ address, family }]);
+      return callback(null, address, family);
+    },
+  },
+});
+
+/** `through`: the address of the server whose proxy serves the url's name (see proxiedAt). */
+export async function checkHealth(url: string, healthPath: string, serviceId: string, timeoutMs: number, through?: string): Promise<CheckResult> {
   const target = new URL(healthPath, url);
+  if (through !== undefined) proxiedAt.set(target.hostname, through);
   try {
     const response = await request(target, {
-      dispatcher: checks, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs),
+      dispatcher: through === undefined ? checks : proxied, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs),
       headers: { 'user-agent': 'teaminfra-health' },
     });
     const text = await response.body.text();

@@ -13,7 +13,7 @@ export type HealthEventType = (typeof HEALTH_EVENT_TYPES)[number];
 /** What a service event says about the service, as the other service events do, with its health. */
 export async function serviceOfEvent(trx: Kysely<Database>, serviceId: string) {
   const row = await trx.selectFrom('erp_services')
-    .select(['id', 'team_id', 'name', 'server_id', 'parent_id', 'state', 'revision', 'port', 'published_host', 'health', 'health_since'])
+    .select(['id', 'team_id', 'name', 'server_id', 'parent_id', 'state', 'revision', 'port', 'published_host', 'proxy_upstream', 'health', 'health_since'])
     .where('id', '=', serviceId).executeTakeFirstOrThrow();
   return {
     teamId: row.team_id,

@@ -17,6 +17,7 @@ import { findApp } from '../engine/apps/app-registry.js';
 import { runsRegisteredApp } from '../engine/docker/service-definition.js';
 import { DockerError } from '../engine/docker/docker-api.js';
 import type { EngineRegistry } from '../engine/docker/engine-registry.js';
+import { parseEngineAddress, publishedHost } from '../engine/docker/engine-address.js';
 import { DriverError, type ServiceDriver, type ServiceSpec } from '../engine/driver.js';
 import { serviceUrl } from '../engine/service-url.js';
 import { specOf } from '../engine/service-spec.js';
@@ -174,7 +175,9 @@ export class HealthWatcher {
     if (service.state !== 'running' || url === null) return;
     const healthPath = await this.healthPathOf(spec, pass.healthPaths).catch(() => null);
     if (healthPath === null) return;
-    const result = await checkHealth(url, healthPath, service.id, pass.timeoutMs);
+    // Through its server's proxy: to that server's address, whatever the name's DNS says.
+    const through = service.proxy_upstream !== null && service.docker_host !== null ? publishedHost(parseEngineAddress(service.docker_host)) : undefined;
+    const result = await checkHealth(url, healthPath, service.id, pass.timeoutMs, through);
     pass.report.checked += 1;
     const outcome = await recordCheck(this.db.kysely, service, result, healthPath, pass.at);
     if (outcome === 'unhealthy') pass.report.unhealthy.push(service.id);

@@ -11,7 +11,7 @@ export async function listWatchedServices(db: Kysely<Database>, afterId: string,
     .leftJoin('docker_servers as d', 'd.server_id', 'v.id')
     .leftJoin('service_health_checks as h', 'h.service_id', 's.id')
     .select([
-      's.id', 's.team_id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 's.parent_id', 's.app', 's.state', 's.published_host',
+      's.id', 's.team_id', 's.name', 's.revision', 's.port', 's.pid', 's.outgoing_smtp', 's.parent_id', 's.app', 's.state', 's.published_host', 's.proxy_upstream',
       's.health', 's.health_since', 'v.id as server_id', 'v.root_dir', 'v.reachable', 'd.docker_host', 'd.image',
       'h.failed_checks', 'h.first_failed_at', 'h.last_answer', 'h.restart_count', 'h.restarts_seen', 'h.crash_loop_since',
     ])

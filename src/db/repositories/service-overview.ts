@@ -83,7 +83,7 @@ export async function listServersPage(
 /** One live service (or copy) of the team, with its server's name, for the panel's service page. */
 export async function findTeamService(db: Kysely<Database>, teamId: string, serviceId: string) {
   return db.selectFrom('erp_services as s').leftJoin('servers as v', 'v.id', 's.server_id')
-    .select(['s.id', 's.name', 's.state', 's.state_reason', 's.revision', 's.parent_id', 's.updated_at', 's.port', 's.published_host', 'v.name as server_name'])
+    .select(['s.id', 's.name', 's.state', 's.state_reason', 's.revision', 's.parent_id', 's.updated_at', 's.port', 's.published_host', 's.proxy_upstream', 'v.name as server_name'])
     .where('s.team_id', '=', teamId).where('s.id', '=', serviceId).where('s.deleted_at', 'is', null).executeTakeFirst();
 }
 

@@ -9,7 +9,7 @@ import { newId, nowIso } from '../ids.js';
 import { indexServiceNames } from './service-name-search.js';
 
 export const SERVICE_COLUMNS = [
-  's.id', 's.name', 's.server_id', 's.parent_id', 's.state', 's.revision', 's.port', 's.published_host', 's.created_at', 's.updated_at',
+  's.id', 's.name', 's.server_id', 's.parent_id', 's.state', 's.revision', 's.port', 's.published_host', 's.proxy_upstream', 's.created_at', 's.updated_at',
   's.health', 's.health_since',
 ] as const;
 

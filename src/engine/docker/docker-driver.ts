@@ -1,8 +1,9 @@
 // The Docker driver: a server is a Docker engine, an ERP service the containers of its app
 // definition (service-definition.ts: a registered app such as tryton, or the one-service
 // definition its server's image contract gives, as for the bundled demo), on a labelled network
-// of its own, with its data in named volumes that outlive the containers and its front on the
-// service's port. Every step can be run again after a crash (names are derived from the service,
+// of its own, with its data in named volumes that outlive the containers, reached through its
+// server's proxy at its https names once it has one (proxy/route-server.ts), else through its
+// front on the service's port. Every step can be run again after a crash (names are derived from the service,
 // the revision and the generation of its data, and a create that finds its object adopts it),
 // and what runs is always read from the engine by our labels, never assumed. Each action is
 // written once, here and in the files it calls: service-start.ts (start, redeploy),
@@ -29,6 +30,8 @@ import { publishedHost } from './engine-address.js';
 import { appNetworkName, dataVolumeName, LABEL, labelsOf } from './labels.js';
 import { definitionOf, currentGeneration, ensureNetworkAndVolumes, ensureVolumes } from './service-definition.js';
 import { initialiseImageData, loadInto, schemaOfArchive, writeServiceArchive } from './service-data.js';
+import { proxiedStatus } from './proxy/proxied-status.js';
+import { routeServer, servedByProxy } from './proxy/route-server.js';
 import { findFront, frontStatus, removeFront, stopFront } from './service-front.js';
 import { ensureServiceImages } from './service-images.js';
 import { restartCountOf } from './restart-count.js';
@@ -72,11 +75,14 @@ export class DockerDriver implements ServiceDriver {
     const { api, address } = this.options.engines.engineOf(service.server);
     const host = publishedHost(address);
     const containers = await listAppContainers(api, service.id);
-    if (await findFront(api, service.id)) return frontStatus(api, service.id, host, app.web.healthPath, containers.filter((each) => each.appService === app.web.service));
+    const web = containers.filter((each) => each.appService === app.web.service);
+    // A front until its next start moves it to its server's proxy (the server got a base domain since).
+    if (await findFront(api, service.id)) return frontStatus(api, service.id, host, app.web.healthPath, web);
+    if (await servedByProxy(this.options.db, service.id, service.server.id)) return proxiedStatus(this.options, api, service, app, web);
     // A service started before fronts existed: its web container is published on the service's port itself.
     const running = containers.filter((container) => container.running);
-    const web = running.filter((container) => container.appService === app.web.service).sort((a, b) => b.revision - a.revision);
-    for (const container of web) {
+    const published = running.filter((container) => container.appService === app.web.service).sort((a, b) => b.revision - a.revision);
+    for (const container of published) {
       if (container.port !== null && await answersHealth(host, container.port, app.web.healthPath, service.id)) {
         const { pid } = await containerPid(api, container.id);
         return { state: 'running', pid, port: container.port, revision: container.revision, publishedHost: host };
@@ -99,7 +105,8 @@ export class DockerDriver implements ServiceDriver {
     const app = await definitionOf(this.options, service).catch(() => null);
     const { api } = this.options.engines.engineOf(service.server);
     const order = app ? [...app.containers].reverse().map((container) => container.name) : [];
-    // The front first: nobody is sent to a container that is going away.
+    // The way in first (the proxy's route, or the front): nobody is sent to a container that is going away.
+    if (await servedByProxy(this.options.db, service.id, service.server.id)) await routeServer(this.options, service.server, { serviceId: service.id, target: null });
     await stopFront(api, service.id, this.options.stopGraceMs);
     const containers = (await listAppContainers(api, service.id)).filter((container) => container.running)
       .sort((a, b) => order.indexOf(a.appService) - order.indexOf(b.appService));
@@ -109,6 +116,7 @@ export class DockerDriver implements ServiceDriver {
   /** Everything of the service on its engine (containers, one-off containers, volumes, network) and its secrets. Idempotent. */
   async destroy(service: ServiceSpec): Promise<void> {
     const { api } = this.options.engines.engineOf(service.server);
+    if (await servedByProxy(this.options.db, service.id, service.server.id)) await routeServer(this.options, service.server, { serviceId: service.id, target: null });
     await removeFront(api, service.id);
     for (const container of await listAppContainers(api, service.id)) await removeContainer(api, container.id);
     for (const helper of await listServiceContainers(api, service.id, 'helper')) await removeContainer(api, helper.id);

@@ -83,12 +83,14 @@ export async function ensureVolumes(
  */
 export async function valuesOf(
   options: DockerDriverOptions, service: ServiceSpec, host: string, port: number | null, smtp: MailRelay | null = null,
+  /** The address people use when it is not http://host:port (its https name through the server's proxy). */
+  publicUrl?: string,
 ): Promise<Record<string, string>> {
   const secrets = await readServiceSecrets(options.db, options.secrets, service.id);
   return {
     ...secrets,
     TEAMINFRA_SERVICE_ID: service.id, TEAMINFRA_SERVICE_NAME: service.name, TEAMINFRA_REVISION: String(service.revision),
-    TEAMINFRA_PUBLIC_URL: port === null ? '' : `http://${host}:${port}`,
+    TEAMINFRA_PUBLIC_URL: publicUrl ?? (port === null ? '' : `http://${host}:${port}`),
     TEAMINFRA_SMTP_HOST: smtp?.host ?? '', TEAMINFRA_SMTP_PORT: smtp ? String(smtp.port) : '',
     TEAMINFRA_SMTP_USER: smtp?.user ?? '', TEAMINFRA_SMTP_PASSWORD: smtp?.password ?? '', TEAMINFRA_SMTP_URI: smtpUri(smtp),
   };

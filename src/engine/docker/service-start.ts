@@ -5,8 +5,10 @@
 // forwards to. A redeploy runs the definition as it is now beside the revision serving and
 // switches the front once it answers; any failure before the switch leaves the revision before
 // serving, untouched, and says so.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AppContainer, AppDefinition } from '../apps/app-definition.js';
-import { DriverError, type RunningService, type ServiceSpec, type StartHooks } from '../driver.js';
+import { ensurePlatformDomain } from '../domains/platform-name.js';
+import { DriverError, type ProxyTarget, type RunningService, type ServiceSpec, type StartHooks } from '../driver.js';
 import {
   createAppContainer, listAppContainers, runAppCommand, waitEngineHealthy, type AppContainerSummary,
 } from './app-containers.js';
@@ -17,12 +19,17 @@ import { publishedHost } from './engine-address.js';
 import { appCommandContainerName, appContainerName, appNetworkName } from './labels.js';
 import { mailRelayOf } from './mail-relay-of.js';
 import { choosePort } from './ports.js';
-import { ensureFront, findFront, switchFront } from './service-front.js';
+import { joinProxyNetwork } from './proxy/proxy-container.js';
+import { httpsAddressOf, routeServer, servedByProxy } from './proxy/route-server.js';
+import { ensureFront, findFront, removeFront, switchFront } from './service-front.js';
 import {
   containerSettings, currentGeneration, definitionOf, ensureNetworkAndVolumes, schemaIsCurrent, valuesOf, type Rendered,
 } from './service-definition.js';
 import { ensureServiceImages } from './service-images.js';
 import { staleContainer } from './stale-container.js';
+
+/** How long a revision the proxy no longer sends requests to keeps running, for those it had sent before. */
+const PROXY_DRAIN_MS = 2_000;
 
 export async function startService(options: DockerDriverOptions, service: ServiceSpec, hooks: StartHooks): Promise<RunningService> {
   const app = await definitionOf(options, service);
@@ -30,7 +37,7 @@ export async function startService(options: DockerDriverOptions, service: Servic
   const { api } = options.engines.engineOf(service.server);
   const generation = await currentGeneration(options, service);
   await ensureNetworkAndVolumes(api, service, app, generation);
-  await retireUnfronted(api, service, app);
+  await retireUnfronted(options, api, service, app);
   const listed = await listAppContainers(api, service.id);
   // The containers of the data a restore replaced go first: they mount volumes the service no
   // longer uses. So does another revision's web container (a crash's leftover): after a start,
@@ -60,7 +67,7 @@ export async function redeployService(options: DockerDriverOptions, service: Ser
   const { api } = options.engines.engineOf(service.server);
   const generation = await currentGeneration(options, service);
   await ensureNetworkAndVolumes(api, service, app, generation);
-  await retireUnfronted(api, service, app);
+  await retireUnfronted(options, api, service, app);
   const before = (await listAppContainers(api, service.id)).filter((container) => container.generation === generation);
   const webOf = (container: AppContainerSummary) => container.appService === app.web.service;
   const serving = before.filter((container) => webOf(container) && container.running && container.revision !== revision)
@@ -79,6 +86,8 @@ export async function redeployService(options: DockerDriverOptions, service: Ser
       false, { cause: error });
   }
   const others = (await listAppContainers(api, service.id)).filter((container) => webOf(container) && container.id !== started.containerId);
+  // The proxy sends new requests to the new revision already; those it sent before end first.
+  if (started.running.proxy && others.some((container) => container.running)) await sleep(PROXY_DRAIN_MS);
   for (const container of others) await removeContainer(api, container.id);
   await images.record();
   return started.running;
@@ -93,20 +102,17 @@ async function runRevision(
 ): Promise<{ containerId: string; running: RunningService }> {
   const { address } = options.engines.engineOf(service.server);
   const host = publishedHost(address);
-  const front = await ensureFront(api, {
-    serviceId: service.id, serverId: service.server.id, image: await options.engines.frontImageOf(service.server),
-    port: service.port, targetPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '',
-    choosePort: async () => choosePort(address, await options.takenPorts()), portAssigned: (port) => hooks.portAssigned(port),
-  });
-  // Rendered with the port people use, for links the app writes in its emails; every container
-  // may send mail, so each has the relay's name pinned to the address checked now.
+  const way = await wayInOf(options, api, service, app, hooks);
+  // Rendered with the address people use, for links the app writes in its emails; every
+  // container may send mail, so each has the relay's name pinned to the address checked now.
   const smtp = await mailRelayOf(options, service);
-  const rendered = { values: await valuesOf(options, service, host, front.port, smtp), hosts: smtp?.pinnedHosts ?? [] };
+  const publicUrl = way.kind === 'proxy' ? `https://${way.name}${way.port === 443 ? '' : `:${way.port}`}` : undefined;
+  const rendered = { values: await valuesOf(options, service, host, way.port, smtp, publicUrl), hosts: smtp?.pinnedHosts ?? [] };
   let result: { containerId: string; running: RunningService } | undefined;
   for (const container of app.containers) {
     if (container.name === app.web.service) {
       const existing = before.find((each) => each.appService === container.name && each.revision === service.revision);
-      result = await startWeb(options, api, service, app, { container, existing, generation }, hooks, rendered, front);
+      result = await startWeb(options, api, service, app, { container, existing, generation }, hooks, rendered, way);
     } else {
       await startSupporting(options, api, service, app, container, await adopted(api, before, container.name), rendered, generation, timedBy(hooks));
     }
@@ -125,12 +131,33 @@ async function adopted(api: DockerApi, before: AppContainerSummary[], appService
 }
 
 /**
+ * How people reach the service: through its server's proxy at its first name once it has one
+ * (route-server.ts), else through its own front on the service's port (made now if missing).
+ */
+async function wayInOf(options: DockerDriverOptions, api: DockerApi, service: ServiceSpec, app: AppDefinition, hooks: StartHooks): Promise<WayIn> {
+  if (await servedByProxy(options.db, service.id, service.server.id)) {
+    await ensurePlatformDomain(options.db, { id: service.id, name: service.name, server_id: service.server.id });
+    return { kind: 'proxy', ...await httpsAddressOf(options.db, service.id, service.server.id) };
+  }
+  const { address } = options.engines.engineOf(service.server);
+  const front = await ensureFront(api, {
+    serviceId: service.id, serverId: service.server.id, image: await options.engines.frontImageOf(service.server),
+    port: service.port, targetPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '',
+    choosePort: async () => choosePort(address, await options.takenPorts()), portAssigned: (port) => hooks.portAssigned(port),
+  });
+  return { kind: 'front', id: front.id, port: front.port };
+}
+
+type WayIn = { kind: 'front'; id: string; port: number } | { kind: 'proxy'; name: string; port: number };
+
+/**
  * A service last started before fronts existed has its web container published on the service's
  * port itself, which the front needs: that container goes now (the one time the service does
- * not answer while it is started again), and the next start runs behind a front.
+ * not answer while it is started again), and the next start runs behind a front. A service its
+ * server's proxy serves needs neither.
  */
-async function retireUnfronted(api: DockerApi, service: ServiceSpec, app: AppDefinition): Promise<void> {
-  if (await findFront(api, service.id)) return;
+async function retireUnfronted(options: DockerDriverOptions, api: DockerApi, service: ServiceSpec, app: AppDefinition): Promise<void> {
+  if (await findFront(api, service.id) || await servedByProxy(options.db, service.id, service.server.id)) return;
   for (const container of await listAppContainers(api, service.id)) {
     if (container.appService === app.web.service) await removeContainer(api, container.id);
   }
@@ -180,7 +207,7 @@ async function migrate(api: DockerApi, service: ServiceSpec, app: AppDefinition,
 async function startWeb(
   options: DockerDriverOptions, api: DockerApi, service: ServiceSpec, app: AppDefinition,
   web: { container: AppContainer; existing: AppContainerSummary | undefined; generation: number },
-  hooks: StartHooks, rendered: Rendered, front: { id: string; port: number },
+  hooks: StartHooks, rendered: Rendered, way: WayIn,
 ): Promise<{ containerId: string; running: RunningService }> {
   const { container, existing, generation } = web;
   const settings = (image: string) => containerSettings(service, app, { ...container, image }, rendered.values, generation, appNetworkName(service.id), rendered.hosts);
@@ -225,9 +252,29 @@ async function startWeb(
       throw error;
     }
   }
+  if (way.kind === 'proxy') {
+    const proxy = await switchProxy(options, api, service, app, id as string);
+    return { containerId: id as string, running: { pid, port: way.port, revision: service.revision, publishedHost: way.name, proxy } };
+  }
   await switchFront(api, service.id, id as string, options.stopGraceMs);
-  await waitHealthy(api, front.id, target(front.port), app.deadlines.startMs);
-  return { containerId: id as string, running: { pid, port: front.port, revision: service.revision, publishedHost: host } };
+  await waitHealthy(api, way.id, target(way.port), app.deadlines.startMs);
+  return { containerId: id as string, running: { pid, port: way.port, revision: service.revision, publishedHost: host } };
+}
+
+/**
+ * The server's proxy sends the service's requests to `containerId` (healthy already), reached on
+ * the proxy's network by its container name; the front it had before it had a name goes once
+ * the proxy serves it. The revision before is removed by the caller after this: Caddy finishes
+ * the requests it had sent there under the configuration before.
+ */
+async function switchProxy(options: DockerDriverOptions, api: DockerApi, service: ServiceSpec, app: AppDefinition, containerId: string): Promise<ProxyTarget> {
+  const inspected = await api.json<{ Name: string }>('GET', `/containers/${containerId}/json`);
+  const alias = inspected.Name.replace(/^\//, '');
+  await joinProxyNetwork(api, service.server.id, containerId, alias);
+  const target = { upstream: `${alias}:${app.web.port}`, healthPath: app.web.healthPath };
+  await routeServer(options, service.server, { serviceId: service.id, target });
+  await removeFront(api, service.id);
+  return target;
 }
 
 /** Runs one part of a start as a step of its own (StartHooks.timed). */

@@ -1,0 +1,83 @@
+// Keeps each Docker server's proxy in line with the database, on an interval and once at
+// serve's start: the routes pushed again (a no-op when unchanged; after a restart of serve or of
+// the proxy container, or a domain a team added or removed, every name answers again from the
+// database), then one look at its names' certificates (watch-certificates.ts: their states and
+// the certificate.* events). A server whose engine does not answer is tried again next time; the
+// health watcher tells the team about it.
+import type { Resolver } from 'node:dns/promises';
+import { resolverFromEnv } from '../../domains/name-lookup.js';
+import { loadServerSpec } from '../../service-spec.js';
+import type { DockerDriverOptions } from '../docker-driver-options.js';
+import { proxyContainerName } from './proxy-container.js';
+import { routeServer } from './route-server.js';
+import { watchCertificates } from './watch-certificates.js';
+
+export interface ProxyKeeperOptions {
+  /** TEAMINFRA_PROXY_SYNC_INTERVAL_S (10 s by default); 0: only when asked (tests). */
+  intervalMs: number;
+  onError(error: unknown, context: string): void;
+}
+
+export class ProxyKeeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  /** Per server: where the next look at the proxy's log starts. */
+  private readonly since = new Map<string, number>();
+  private readonly resolver: Resolver = resolverFromEnv();
+
+  constructor(private readonly driverOptions: DockerDriverOptions, private readonly options: ProxyKeeperOptions) {}
+
+  start(): void {
+    const tick = () => this.tick().catch((error: unknown) => this.options.onError(error, 'keeping the proxies'));
+    void tick();
+    if (this.options.intervalMs <= 0) return;
+    this.timer = setInterval(tick, this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One pass over the servers with names; one at a time. */
+  tick(): Promise<void> {
+    this.running ??= this.pass().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async pass(): Promise<void> {
+    const { db } = this.driverOptions;
+    // Servers with a base domain, or a service with a name of its own.
+    const servers = await db.selectFrom('docker_servers as d').innerJoin('servers as v', 'v.id', 'd.server_id')
+      .select('d.server_id').where('v.deleted_at', 'is', null).where('v.state', '!=', 'lost')
+      // An engine the health watcher found unreachable is left alone until it answers again.
+      .where('v.reachable', '=', 1)
+      .where((eb) => eb.or([
+        eb('d.base_domain', 'is not', null),
+        eb.exists(eb.selectFrom('service_domains as n').innerJoin('erp_services as s', 's.id', 'n.service_id')
+          .select('n.domain').whereRef('s.server_id', '=', 'd.server_id').where('s.deleted_at', 'is', null)),
+      ])).execute();
+    for (const { server_id: serverId } of servers) {
+      try {
+        const server = await loadServerSpec(db, serverId);
+        await routeServer(this.driverOptions, server);
+        const { api } = this.driverOptions.engines.engineOf(server);
+        const { nextSinceMs } = await watchCertificates(db, api, proxyContainerName(serverId), serverId, {
+          sinceMs: this.since.get(serverId) ?? 0, resolver: this.resolver,
+        });
+        this.since.set(serverId, nextSinceMs);
+      } catch (error) {
+        this.options.onError(error, `keeping the proxy of server ${serverId}`);
+      }
+    }
+  }
+}
+
+/** TEAMINFRA_PROXY_SYNC_INTERVAL_S in ms: 10 s unless set. */
+export function proxySyncIntervalFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const seconds = Number(env.TEAMINFRA_PROXY_SYNC_INTERVAL_S ?? 10);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 10_000;
+}

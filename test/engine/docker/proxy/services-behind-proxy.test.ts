@@ -1,0 +1,149 @@
+// Services of a server with a base domain, over REST, against a real engine, real Caddy and
+// Pebble as the ACME CA: a started service answers at https://<slug>.<base domain> through the
+// server's proxy with a certificate the CA issued, its url says so, a redeploy under a steady
+// load fails no request, a stop takes its name out of the proxy, and the proxy's configuration
+// comes back from the database after the proxy container is made again.
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bridgeGateway } from '../../../../src/engine/docker/bridge-gateway.js';
+import { proxyContainerName } from '../../../../src/engine/docker/proxy/proxy-container.js';
+import { admin } from '../../../support/cli.js';
+import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../../support/fixtures.js';
+import { act, send } from '../../support/engine-http.js';
+import { dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi } from '../support/docker-engine.js';
+import { pebbleInstalled, startPebble, type Pebble } from './support/pebble.js';
+
+const tag = `bp${randomBytes(4).toString('hex')}`;
+const baseDomain = `apps.${tag}.test`;
+const SETTINGS = ['TEAMINFRA_ACME_DIRECTORY', 'TEAMINFRA_ACME_EMAIL', 'TEAMINFRA_ACME_CA_ROOT', 'TEAMINFRA_PROXY_BIND_ADDRESS', 'TEAMINFRA_DNS_SERVER'];
+
+describe.runIf(dockerAvailable && pebbleInstalled)('ERP services behind their server\'s proxy', () => {
+  const api = testDockerApi();
+  const saved = Object.fromEntries(SETTINGS.map((name) => [name, process.env[name]]));
+  let pebble: Pebble;
+  let server: TestServer;
+  let team: SeededTeam;
+  let token: string;
+  let serverId: string;
+  let serviceId: string;
+  let trusted: Agent;
+
+  /** GET through the proxy: every name is this machine, the client trusts Pebble's root. */
+  const get = (url: string) => request(url, { dispatcher: trusted, signal: AbortSignal.timeout(10_000) })
+    .then(async (answer) => ({ status: answer.statusCode, text: await answer.body.text() }), (error: Error) => ({ status: 0, text: error.message }));
+  const answersWithin = async (url: string, ms: number) => {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const answer = await get(url);
+      if (answer.status === 200) return answer;
+      if (Date.now() > deadline) throw new Error(`${url} did not answer within ${ms} ms: ${answer.status} ${answer.text}`);
+      await sleep(250);
+    }
+  };
+
+  beforeAll(async () => {
+    const gateway = await bridgeGateway(api);
+    if (!gateway) throw new Error('The test engine has no default bridge network with an IPv4 gateway.');
+    pebble = await startPebble([`IP:${gateway}`]);
+    const caRoot = join(await import('node:os').then((os) => os.tmpdir()), `${tag}-acme-root.pem`);
+    writeFileSync(caRoot, pebble.directoryCaPem);
+    Object.assign(process.env, {
+      TEAMINFRA_ACME_DIRECTORY: `https://${gateway}:${pebble.acmePort}/dir`, TEAMINFRA_ACME_EMAIL: 'ops@example.org',
+      TEAMINFRA_ACME_CA_ROOT: caRoot, TEAMINFRA_PROXY_BIND_ADDRESS: '127.0.0.1', TEAMINFRA_DNS_SERVER: pebble.dnsServer,
+    });
+    server = await startTestServer({ engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 30_000, proxySyncIntervalMs: 0 } }, {}, { engine: true });
+    team = await seedTeam(server.app);
+    token = (await makeToken(server.app, team.teamId)).value;
+    const image = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
+    serverId = (await admin(server.dataDir, ['create-server', '--team', team.teamId, '--name', 'proxied', '--docker-host', TEST_DOCKER_HOST, '--image', image])).id;
+    await admin(server.dataDir, ['set-server-domain', '--server', serverId, '--domain', baseDomain]);
+    await admin(server.dataDir, ['set-server-proxy', '--server', serverId, '--http-port', String(pebble.httpPort), '--https-port', String(pebble.tlsPort)]);
+    await pebble.pointName(`shop.${baseDomain}`, '127.0.0.1');
+    const root = await pebble.issuingRoot();
+    trusted = new Agent({ connect: { ca: root, lookup: (_host, options, callback) => {
+      if ((options as { all?: boolean }).all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
+      else (callback as (e: null, a: string, f: number) => void)(null, '127.0.0.1', 4);
+    } } });
+  }, 300_000);
+
+  afterAll(async () => {
+    await trusted?.close();
+    await server?.close();
+    if (serverId) await removeEverythingOf(api, serverId);
+    if (serverId) {
+      await api.json('DELETE', `/containers/${proxyContainerName(serverId)}`, { query: { force: 1 }, accept: [404] });
+      await api.json('DELETE', `/networks/${proxyContainerName(serverId)}`, { accept: [404] });
+      await api.json('DELETE', `/volumes/${proxyContainerName(serverId)}`, { accept: [404] });
+    }
+    await pebble?.stop();
+    await api.close();
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  it('starts a service at https://<slug>.<base domain>, served by the proxy with a certificate the CA issued', async () => {
+    const created = await act(server.baseUrl, token, 'POST', '/api/service-erp', { server_id: serverId, name: 'Shop' });
+    expect(created).toMatchObject({ state: 'succeeded' });
+    serviceId = created.service_id;
+    const started = await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/start`);
+    expect(started, JSON.stringify(started)).toMatchObject({ state: 'succeeded' });
+    const view = (await send(server.baseUrl, 'GET', `/api/service-erp/${serviceId}`, token)).body;
+    expect(view.url).toBe(`https://shop.${baseDomain}:${pebble.tlsPort}/`);
+    expect(view.domains).toEqual([expect.objectContaining({ domain: `shop.${baseDomain}` })]);
+    const health = await answersWithin(`${view.url}health`, 90_000);
+    expect(JSON.parse(health.text)).toMatchObject({ service_id: serviceId });
+    // No front container: the proxy is the way in.
+    const fronts = await api.json<unknown[]>('GET', '/containers/json', { query: { all: 1, filters: JSON.stringify({ label: [`io.teaminfra.service-id=${serviceId}`, 'io.teaminfra.role=front'] }) } });
+    expect(fronts).toEqual([]);
+    // HTTP sends the name to HTTPS.
+    const plain = await request(`http://127.0.0.1:${pebble.httpPort}/health`, { headers: { host: `shop.${baseDomain}` }, signal: AbortSignal.timeout(5_000) });
+    await plain.body.text();
+    expect(plain.statusCode).toBeGreaterThanOrEqual(301);
+    expect(String(plain.headers.location)).toBe(`https://shop.${baseDomain}:${pebble.tlsPort}/health`);
+    // The keeper reads the proxy's certificates into the name's state.
+    await server.app.engine.proxies.tick();
+    const domains = (await send(server.baseUrl, 'GET', `/api/service-erp/${serviceId}`, token)).body.domains;
+    expect(domains[0].certificate).toMatchObject({ state: 'issued' });
+  }, 300_000);
+
+  it('fails no request sent without pause through a redeploy', async () => {
+    const url = `https://shop.${baseDomain}:${pebble.tlsPort}/health`;
+    let sent = 0;
+    const failures: string[] = [];
+    let loading = true;
+    const load = (async () => {
+      while (loading) {
+        const answer = await get(url);
+        sent += 1;
+        if (answer.status !== 200) failures.push(`${answer.status} ${answer.text.slice(0, 120)}`);
+      }
+    })();
+    const redeployed = await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/redeploy`);
+    await sleep(3_000);
+    loading = false;
+    await load;
+    expect(redeployed, JSON.stringify(redeployed)).toMatchObject({ state: 'succeeded' });
+    expect(sent).toBeGreaterThan(20);
+    expect(failures).toEqual([]);
+  }, 300_000);
+
+  it('answers every name again, configured from the database, once the proxy container is made again', async () => {
+    await api.json('DELETE', `/containers/${proxyContainerName(serverId)}`, { query: { force: 1 } });
+    await server.app.engine.proxies.tick();
+    await answersWithin(`https://shop.${baseDomain}:${pebble.tlsPort}/health`, 60_000);
+  }, 180_000);
+
+  it('takes a stopped service out of the proxy: its name answers no more and its url is null', async () => {
+    const stopped = await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/stop`);
+    expect(stopped).toMatchObject({ state: 'succeeded' });
+    expect((await send(server.baseUrl, 'GET', `/api/service-erp/${serviceId}`, token)).body.url).toBeNull();
+    const answer = await get(`https://shop.${baseDomain}:${pebble.tlsPort}/health`);
+    expect(answer.status).not.toBe(200);
+  }, 180_000);
+});
