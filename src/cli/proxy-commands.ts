@@ -48,7 +48,10 @@ export const PROXY_COMMANDS = {
     if (taken) throw new UsageError(`set-server-domain: ${domain} is already the base domain of server ${taken.server_id}.`);
     await db.updateTable('docker_servers').set({ base_domain: domain }).where('server_id', '=', serverId).execute();
     await moveServerPlatformNames(db, serverId, domain);
-    return { id: serverId, domain };
+    return {
+      id: serverId, domain,
+      note: `Point ${domain} and *.${domain} at the server. Each service answers at https://<its name>.${domain} from its next start or redeploy (a redeploy moves it with nothing dropped).`,
+    };
   },
   'set-server-proxy': async (db: Kysely<Database>, args: string[]) => {
     const values = parseOptions(args, { server: { type: 'string' }, 'http-port': { type: 'string' }, 'https-port': { type: 'string' } }, 'set-server-proxy');

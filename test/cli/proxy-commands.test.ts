@@ -45,7 +45,10 @@ describe('teaminfra admin set-server-domain and set-server-proxy', () => {
     expect(await platformNameOf(docker.serviceId)).toBeNull();
     const set = await run('set-server-domain', ['--server', docker.serverId, '--domain', 'Apps.Example.COM.']);
     expect(set.code, set.stderr).toBe(0);
-    expect(JSON.parse(set.stdout)).toEqual({ id: docker.serverId, domain: 'apps.example.com' });
+    expect(JSON.parse(set.stdout)).toEqual({
+      id: docker.serverId, domain: 'apps.example.com',
+      note: 'Point apps.example.com and *.apps.example.com at the server. Each service answers at https://<its name>.apps.example.com from its next start or redeploy (a redeploy moves it with nothing dropped).',
+    });
     expect(await platformNameOf(docker.serviceId)).toBe('cafe-shop.apps.example.com');
     expect((await run('set-server-domain', ['--server', docker.serverId, '--domain', 'hosting.example.net'])).code).toBe(0);
     expect(await platformNameOf(docker.serviceId)).toBe('cafe-shop.hosting.example.net');

@@ -101,12 +101,16 @@ export class DockerDriver implements ServiceDriver {
   }
 
   /** Every container, the web one first, so that nobody is served while its database goes away. */
-  async stop(service: ServiceSpec): Promise<void> {
+  async stop(service: ServiceSpec, options: { keepRoute?: boolean } = {}): Promise<void> {
     const app = await definitionOf(this.options, service).catch(() => null);
     const { api } = this.options.engines.engineOf(service.server);
     const order = app ? [...app.containers].reverse().map((container) => container.name) : [];
-    // The way in first (the proxy's route, or the front): nobody is sent to a container that is going away.
-    if (await servedByProxy(this.options.db, service.id, service.server.id)) await routeServer(this.options, service.server, { serviceId: service.id, target: null });
+    // The way in first (the proxy's route, or the front): nobody is sent to a container that is
+    // going away. A restore keeps the route: the proxy holds the requests of its swap for the
+    // restored revision, which answers under the name of the one before (service-start.ts).
+    if (!options.keepRoute && await servedByProxy(this.options.db, service.id, service.server.id)) {
+      await routeServer(this.options, service.server, { serviceId: service.id, target: null });
+    }
     await stopFront(api, service.id, this.options.stopGraceMs);
     const containers = (await listAppContainers(api, service.id)).filter((container) => container.running)
       .sort((a, b) => order.indexOf(a.appService) - order.indexOf(b.appService));
@@ -163,7 +167,7 @@ export class DockerDriver implements ServiceDriver {
   }
 
   restore(service: ServiceSpec, backup: { path: string; sha256: string }, hooks: RestoreHooks): Promise<RunningService | null> {
-    return restoreService(this.options, this, service, backup, hooks);
+    return restoreService(this.options, { start: (each, startHooks) => this.start(each, startHooks), stop: (each) => this.stop(each, { keepRoute: true }) }, service, backup, hooks);
   }
 
   /**

@@ -270,7 +270,11 @@ async function startWeb(
 async function switchProxy(options: DockerDriverOptions, api: DockerApi, service: ServiceSpec, app: AppDefinition, containerId: string): Promise<ProxyTarget> {
   const inspected = await api.json<{ Name: string }>('GET', `/containers/${containerId}/json`);
   const alias = inspected.Name.replace(/^\//, '');
-  await joinProxyNetwork(api, service.server.id, containerId, alias);
+  // The proxy may hold requests for the container before, gone (a restore's swap): this one
+  // answers under its name too, so they are served here rather than failing.
+  const before = (await options.db.selectFrom('erp_services').select('proxy_upstream').where('id', '=', service.id).executeTakeFirst())?.proxy_upstream?.split(':')[0];
+  const inherited = before && before !== alias && !(await listAppContainers(api, service.id)).some((each) => each.name === before && each.running) ? [before] : [];
+  await joinProxyNetwork(api, service.server.id, containerId, [alias, ...inherited]);
   const target = { upstream: `${alias}:${app.web.port}`, healthPath: app.web.healthPath };
   await routeServer(options, service.server, { serviceId: service.id, target });
   await removeFront(api, service.id);

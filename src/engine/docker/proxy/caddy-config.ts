@@ -57,8 +57,6 @@ export const CERTIFICATE_STORAGE = `${PROXY_STATE_DIR}/data/caddy`;
 export const HSTS = 'max-age=31536000';
 /** How long a request may wait for its service's upstream to accept a connection (a redeploy's instant). */
 const UPSTREAM_TRY_DURATION = '10s';
-const HEALTH_INTERVAL = '10s';
-const HEALTH_TIMEOUT = '5s';
 
 export function buildCaddyConfig(input: ProxyConfigInput): Record<string, unknown> {
   const routes = [...input.routes].sort((a, b) => (a.hostnames[0] ?? '').localeCompare(b.hostnames[0] ?? ''));
@@ -136,10 +134,13 @@ function reverseProxy(route: ProxyRoute): Record<string, unknown> {
   return {
     handler: 'reverse_proxy',
     upstreams: [{ dial: route.upstream }],
-    // A request that finds its upstream refusing connections (the instant of a switch) waits
+    // A request that cannot reach its upstream (the instant of a switch, a restore's swap) waits
     // and tries again rather than failing; nothing is retried once it reached the service.
+    // No active health checks: with one upstream a route has no other to send to, so a check
+    // could only fail held requests sooner (an upstream marked down during a restore's swap
+    // stays down until the next check). The driver sends traffic to a revision only once it
+    // answered its health check, and the health watcher checks every service through here.
     load_balancing: { try_duration: UPSTREAM_TRY_DURATION, try_interval: '100ms' },
-    health_checks: { active: { uri: route.healthPath, interval: HEALTH_INTERVAL, timeout: HEALTH_TIMEOUT } },
   };
 }
 

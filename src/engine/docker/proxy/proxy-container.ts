@@ -85,14 +85,14 @@ export async function removeProxy(api: DockerApi, serverId: string, options: { w
   if (options.withVolume) await api.json('DELETE', `/volumes/${proxyVolumeName(serverId)}`, { accept: [404] });
 }
 
-/** Joins a service's web container to the proxy's network under `alias` (its upstream host), idempotently. */
-export async function joinProxyNetwork(api: DockerApi, serverId: string, containerId: string, alias: string): Promise<void> {
+/** Joins a service's web container to the proxy's network under `alias` (its upstream host; more names when given several), idempotently. */
+export async function joinProxyNetwork(api: DockerApi, serverId: string, containerId: string, alias: string | readonly string[]): Promise<void> {
   // Before the proxy itself exists (the first service of a server that just got a name), made now.
   await ensureNetwork(api, proxyNetworkName(serverId), labelsOf({ serverId, role: 'network' }));
   const network = await api.json<{ Containers: Record<string, unknown> | null }>('GET', `/networks/${proxyNetworkName(serverId)}`);
   if (Object.keys(network.Containers ?? {}).includes(containerId)) return;
   await api.json('POST', `/networks/${proxyNetworkName(serverId)}/connect`, {
-    body: { Container: containerId, EndpointConfig: { Aliases: [alias] } }, accept: [403],
+    body: { Container: containerId, EndpointConfig: { Aliases: typeof alias === 'string' ? [alias] : [...alias] } }, accept: [403],
   });
 }
 

@@ -48,7 +48,8 @@ describe('buildCaddyConfig', () => {
     expect(https.strict_sni_host).toBe(true);
     expect(https.routes.at(-1).handle[0].status_code).toBe(421);
     expect(https.routes[1].handle[0].response.set['Strict-Transport-Security']).toEqual(['max-age=31536000']);
-    expect(https.routes[1].handle[1]).toMatchObject({ upstreams: [{ dial: 'teaminfra-s1:8000' }], health_checks: { active: { uri: '/health' } } });
+    expect(https.routes[1].handle[1]).toMatchObject({ upstreams: [{ dial: 'teaminfra-s1:8000' }], load_balancing: { try_duration: '10s' } });
+    expect(https.routes[1].handle[1]).not.toHaveProperty('health_checks');
   });
 
   it('sets renewal timing only when asked (tests make a certificate due at once)', () => {
