@@ -376,6 +376,39 @@ CREATE TABLE IF NOT EXISTS backup_offsite_copies (
 CREATE INDEX IF NOT EXISTS backup_offsite_copies_due ON backup_offsite_copies (state, next_attempt_at);
 CREATE INDEX IF NOT EXISTS backup_offsite_copies_team ON backup_offsite_copies (team_id, service_id);
 
+-- Restore drills (src/offsite/restore-drills/): the proof that a backup restores. Each team with
+-- a destination has a slot (next_run_at, weekly), taken by one node with a compare-and-set by the
+-- backup scheduler, which queues one drill per service of the team: its newest backup stored
+-- off-site is fetched from the store, restored into a throwaway service on the same server
+-- (throwaway_id: an erp_services row born deleted, so that no list, watcher or quota sees it),
+-- started, health checked and removed. One node runs each drill under a lease; a drill whose
+-- node died is taken again, its throwaway removed first.
+CREATE TABLE IF NOT EXISTS team_restore_drills (
+  team_id       TEXT PRIMARY KEY REFERENCES teams (id) ON DELETE CASCADE,
+  next_run_at   TEXT NOT NULL,
+  updated_at    TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS restore_drills (
+  id            TEXT PRIMARY KEY,
+  team_id       TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  service_id    TEXT NOT NULL,
+  backup_id     TEXT NOT NULL,
+  throwaway_id  TEXT NOT NULL,
+  state         TEXT NOT NULL CHECK (state IN ('queued', 'running', 'verified', 'failed')),
+  reason        TEXT,
+  attempts      INTEGER NOT NULL DEFAULT 0,
+  lease_owner   TEXT,
+  lease_expires_at TEXT,
+  created_at    TEXT NOT NULL,
+  ended_at      TEXT
+);
+CREATE INDEX IF NOT EXISTS restore_drills_due ON restore_drills (state, created_at);
+CREATE INDEX IF NOT EXISTS restore_drills_service ON restore_drills (service_id, created_at);
+-- When a restore drill last proved the backup restores, and why the last one that did not failed
+-- (null once one passed): get_backup and the service's page say it.
+ALTER TABLE backups ADD COLUMN IF NOT EXISTS verified_at TEXT;
+ALTER TABLE backups ADD COLUMN IF NOT EXISTS verify_reason TEXT;
+
 -- Emails kept by a copy's mail catcher. Only copies have one.
 CREATE TABLE IF NOT EXISTS caught_emails (
   id            TEXT PRIMARY KEY,

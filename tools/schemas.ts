@@ -99,6 +99,9 @@ export const BackupView = builtOnce(() => z.object({
     state: z.enum(['stored', 'pending', 'failed']),
     reason: z.string().nullable().describe('Why it is not stored there, in a sentence; null when stored.'),
   })).describe("Where the backup is kept: on its server, and off-site (encrypted, at the team's destination) when the team has one."),
+  verified_at: z.string().nullable().describe('When a restore drill last proved that its off-site copy restores (restored into a throwaway service, ' +
+    'started and health checked); null: never yet.'),
+  verify_reason: z.string().nullable().describe('Why its last restore drill failed, in a sentence; null when none failed since one passed.'),
 }));
 
 export const OperationView = builtOnce(() => z.object({

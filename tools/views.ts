@@ -29,14 +29,16 @@ export function serverView(row: ServerRow): Infer<typeof ServerView> {
   return { id: row.id, name: row.name, state: row.state, capacity: row.capacity, reachable: row.reachable === 1, created_at: row.created_at };
 }
 
-type BackupRow = Omit<Infer<typeof BackupView>, 'locations'> & { server_copy_reason?: string | null };
+type BackupRow = Omit<Infer<typeof BackupView>, 'locations' | 'verified_at' | 'verify_reason'> & {
+  server_copy_reason?: string | null; verified_at?: string | null; verify_reason?: string | null;
+};
 
 /** A backup with where it is kept; `offsite`: its off-site copy, when its team had a destination when it completed. */
 export function backupView(row: BackupRow, offsite?: { state: 'pending' | 'stored' | 'failed'; reason: string | null }): Infer<typeof BackupView> {
   return {
     id: row.id, service_id: row.service_id, state: row.state, kind: row.kind, size_bytes: row.size_bytes,
     sha256: row.sha256, reason: row.reason, created_at: row.created_at, completed_at: row.completed_at,
-    locations: locationsOf(row, offsite),
+    locations: locationsOf(row, offsite), verified_at: row.verified_at ?? null, verify_reason: row.verify_reason ?? null,
   };
 }
 

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import { isPermissionId, PERMISSION_IDS, type PermissionId } from '../auth/permissions.js';
 import { isValidDate, isValidTimeZone } from '../auth/expiry.js';
 import { hashPassword } from '../auth/password.js';
-import { openDatabase } from '../db/connect.js';
+import { openDatabase, type Db } from '../db/connect.js';
 import { newId, nowIso } from '../db/ids.js';
 import type { Database, Plan, Role } from '../db/tables.js';
 import { setTeamRetention } from '../db/repositories/backup-retention.js';
@@ -25,6 +25,7 @@ import { NOTIFICATION_COMMANDS } from './notification-commands.js';
 import { REGISTRY_COMMANDS } from './registry-commands.js';
 import { BACKUP_DESTINATION_COMMANDS } from './backup-destination-command.js';
 import { SERVER_LOST_COMMANDS } from './server-lost-command.js';
+import { RESTORE_DRILL_COMMANDS } from './restore-drill-command.js';
 import { PROXY_COMMANDS } from './proxy-commands.js';
 import { operatorAudit } from './operator-audit.js';
 import { createWebhook } from '../webhooks/create-webhook.js';
@@ -38,7 +39,7 @@ const PLANS: readonly Plan[] = ['free', 'starter', 'business', 'enterprise'];
 const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
 
 /** `secrets()` gives the box that seals webhook secrets, once the database is known to use its key. */
-type Handler = (db: Kysely<Database>, args: string[], stdin: () => Promise<string>, secrets: () => Promise<SecretBox>) => Promise<object>;
+type Handler = (db: Kysely<Database>, args: string[], stdin: () => Promise<string>, secrets: () => Promise<SecretBox>, whole: Db) => Promise<object>;
 
 const COMMANDS: Record<string, Handler> = {
   ...DOCKER_COMMANDS,
@@ -49,6 +50,7 @@ const COMMANDS: Record<string, Handler> = {
   ...REGISTRY_COMMANDS,
   ...BACKUP_DESTINATION_COMMANDS,
   ...SERVER_LOST_COMMANDS,
+  ...RESTORE_DRILL_COMMANDS,
   ...PROXY_COMMANDS,
   'create-team': async (db, args) => {
     const values = parseOptions(args, { name: { type: 'string' }, plan: { type: 'string' }, timezone: { type: 'string' } }, 'create-team');
@@ -224,7 +226,7 @@ export async function runAdmin(args: string[], stdin: () => Promise<string>): Pr
     return box;
   };
   try {
-    return await handler(db.kysely, rest, stdin, secrets);
+    return await handler(db.kysely, rest, stdin, secrets, db);
   } finally {
     await db.close();
   }

@@ -33,6 +33,7 @@ export const USAGE = `Usage:
   teaminfra admin set-backup-destination --team T --endpoint URL --region R --bucket B [--prefix P]
                   --access-key-id K --secret-access-key-file F [--allow-private]   a team's off-site backups
   teaminfra admin mark-server-lost --server ID   a server gone for good: its services are recovered elsewhere (recover_erp_service)
+  teaminfra admin run-restore-drill --team T     restores each service's newest off-site backup into a throwaway service now
   teaminfra admin set-outgoing-mail --service ID --host H --port P [--user U --password-stdin] [--allow-private] | --none
   teaminfra admin set-notification-mail --relay smtp://HOST:PORT [--from ADDRESS]  the relay of the emails about incidents
 

@@ -127,6 +127,9 @@ export interface BackupsTable {
   operation_id: string | null; reason: string | null; created_at: string; completed_at: string | null;
   /** Why the server's copy could not be read when last needed; null while not known to be gone. */
   server_copy_reason?: string | null;
+  /** When a restore drill last proved it restores; why the last drill that did not failed (null once one passed). */
+  verified_at?: string | null;
+  verify_reason?: string | null;
 }
 
 export interface BackupDestinationsTable {
@@ -142,6 +145,15 @@ export interface BackupOffsiteCopiesTable {
   backup_id: string; team_id: string; service_id: string; destination_id: string; state: OffsiteCopyState;
   reason: string | null; object_key: string; size_bytes: number | null; attempts: number; next_attempt_at: string;
   lease_owner: string | null; lease_expires_at: string | null; created_at: string; stored_at: string | null;
+}
+
+export interface TeamRestoreDrillsTable { team_id: string; next_run_at: string; updated_at: string }
+
+export type RestoreDrillState = 'queued' | 'running' | 'verified' | 'failed';
+
+export interface RestoreDrillsTable {
+  id: string; team_id: string; service_id: string; backup_id: string; throwaway_id: string; state: RestoreDrillState;
+  reason: string | null; attempts: number; lease_owner: string | null; lease_expires_at: string | null; created_at: string; ended_at: string | null;
 }
 
 export interface CaughtEmailsTable {
@@ -293,6 +305,8 @@ export interface Database {
   backup_destinations: BackupDestinationsTable;
   team_backup_keys: TeamBackupKeysTable;
   backup_offsite_copies: BackupOffsiteCopiesTable;
+  team_restore_drills: TeamRestoreDrillsTable;
+  restore_drills: RestoreDrillsTable;
   caught_emails: CaughtEmailsTable;
   webhooks: WebhooksTable;
   events: EventsTable;

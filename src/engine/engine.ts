@@ -34,6 +34,7 @@ import type { DockerEngine } from '../mail/container-mail-address.js';
 import { relayPrivateAllowedFromEnv } from '../mail/outgoing-relay.js';
 import type { RelayPolicy } from '../mail/relay-address.js';
 import { DEFAULT_OFFSITE_OPTIONS, OffsiteUploader, type OffsiteUploaderOptions } from '../offsite/offsite-uploader.js';
+import { DEFAULT_DRILL_RUNNER_OPTIONS, RestoreDrillRunner, type DrillRunnerOptions } from '../offsite/restore-drills/drill-runner.js';
 
 export interface EngineConfig {
   /** This node: it runs only the operations and services of the servers it hosts (node-name.ts). */
@@ -100,6 +101,8 @@ export interface EngineConfig {
   backupCacheBytes: number | null;
   /** How backups are sent off-site (src/offsite/offsite-uploader.ts): how often, under what lease, retried how. */
   offsite: Partial<Omit<OffsiteUploaderOptions, 'onError'>>;
+  /** How restore drills are run (src/offsite/restore-drills/drill-runner.ts): how often queued ones are looked for, under what lease. */
+  drills: Partial<Omit<DrillRunnerOptions, 'onError' | 'node'>>;
 }
 
 /** How long a starting ERP service may take to answer its health check (TEAMINFRA_START_TIMEOUT_MS; slow hosts raise it). */
@@ -129,6 +132,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   newServersDockerHost: null,
   backupCacheBytes: null,
   offsite: {},
+  drills: {},
 };
 
 export interface Engine {
@@ -144,6 +148,8 @@ export interface Engine {
   readonly offsite: OffsiteUploader;
   /** Keeps Docker servers' proxies in line with the database (by itself every proxySyncIntervalMs; tests may call tick()). */
   readonly proxies: ProxyKeeper;
+  /** Runs the restore drills the scheduler queued (by itself every drills.intervalMs; tests and the operator's command call it). */
+  readonly drills: RestoreDrillRunner;
   /** Reconciles services with what really runs, then starts taking operations. */
   start(): Promise<void>;
   close(options?: { services?: 'detach' | 'stop' }): Promise<void>;
@@ -190,6 +196,9 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   const offsite = new OffsiteUploader(db, secrets, {
     hold: async (backup) => (await import('./docker/backup-store.js')).localBackupFile(db.kysely, db.dataDir, backup),
   }, { ...DEFAULT_OFFSITE_OPTIONS, ...config.offsite, onError });
+  const drills = new RestoreDrillRunner(db, { driver, secrets, dataDir: db.dataDir }, {
+    ...DEFAULT_DRILL_RUNNER_OPTIONS, ...config.drills, node: config.node, onError,
+  });
   let rowsTimer: NodeJS.Timeout | undefined;
   let pruningRows: Promise<unknown> | undefined;
   const pruneOldRows = () => {
@@ -213,6 +222,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
     health,
     offsite,
     proxies,
+    drills,
     observer: new EngineObserver(db.kysely, engines, db.dataDir),
     get started() {
       return state === 'started';
@@ -235,6 +245,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       health.start();
       proxies.start();
       offsite.start();
+      drills.start();
       if (config.rowRetentionIntervalMs > 0) {
         pruneOldRows();
         rowsTimer = setInterval(pruneOldRows, config.rowRetentionIntervalMs);
@@ -259,6 +270,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       await health.close();
       await proxies.close();
       await offsite.close();
+      await drills.close(config.shutdownGraceMs);
       await reconciling;
       await pruning;
       await pruningRows;

@@ -24,24 +24,30 @@ import { storeFailureOf } from './store-failure.js';
 interface RestoredBackup { id: string; team_id: string; file_path: string; sha256: string }
 
 /**
- * Runs `restore` once the backup's bytes are where the driver reads them: as they are when the
- * server's copy reads well, else fetched from off-site (when the backup has a stored copy there);
- * `serverLost`: straight from off-site (a recovery: recover.ts).
+ * Runs `restore` once the backup's bytes are where the driver reads them (`path`, the backup's own
+ * but for a drill of a local backup): as they are when the server's copy reads well, else fetched
+ * from off-site (when the backup has a stored copy there); `serverLost`: straight from off-site (a
+ * recovery: recover.ts); `offsiteOnly`: straight from off-site, the server's copy neither asked
+ * nor marked (a restore drill proves the off-site copy: restore-drills/restore-drill.ts).
  */
 export async function withRestorableBackup<T>(
-  db: Kysely<Database>, secrets: SecretBox, dataDir: string, backup: RestoredBackup, restore: () => Promise<T>,
-  options: { serverLost?: boolean } = {},
+  db: Kysely<Database>, secrets: SecretBox, dataDir: string, backup: RestoredBackup, restore: (path: string) => Promise<T>,
+  options: { serverLost?: boolean; offsiteOnly?: { scratch: string } } = {},
 ): Promise<T> {
   const copy = await findOffsiteCopy(db, backup.id);
   if (copy?.state !== 'stored') {
     if (options.serverLost) throw new DriverError(`Backup ${backup.id} has no copy stored off-site, and its server is lost.`);
-    return restore();
+    if (options.offsiteOnly) throw new DriverError('The backup has no copy stored off-site.');
+    return restore(backup.file_path);
   }
   // A lost server is not asked (its engine would only time out).
-  const serverCopy = options.serverLost ? "The server's copy of the backup is gone with its server." : await readsFromServer(db, dataDir, backup);
-  if (serverCopy === null) return restore();
-  await db.updateTable('backups').set({ server_copy_reason: serverCopy }).where('id', '=', backup.id).execute();
-  const target = isEngineBackupPath(backup.file_path) ? await engineCacheTarget(dataDir, backup.file_path) : localTarget(backup.file_path);
+  const serverCopy = options.serverLost ? "The server's copy of the backup is gone with its server."
+    : options.offsiteOnly ? null : await readsFromServer(db, dataDir, backup);
+  if (serverCopy === null && !options.offsiteOnly) return restore(backup.file_path);
+  if (serverCopy !== null) await db.updateTable('backups').set({ server_copy_reason: serverCopy }).where('id', '=', backup.id).execute();
+  // A drill of a local backup is fetched beside it, never over the server's copy.
+  const target = isEngineBackupPath(backup.file_path) ? await engineCacheTarget(dataDir, backup.file_path)
+    : localTarget(options.offsiteOnly ? options.offsiteOnly.scratch : backup.file_path);
   const partial = `${target.path}.offsite-${process.pid}`;
   try {
     mkdirSync(dirname(target.path), { recursive: true, mode: 0o700 });
@@ -50,11 +56,13 @@ export async function withRestorableBackup<T>(
   } catch (error) {
     rmSync(partial, { force: true });
     if (!(error instanceof DriverError)) throw error;
-    throw new DriverError(`${serverCopy.replace(/\.$/, '')}, and its off-site copy could not be fetched (${error.reason.replace(/\.$/, '')}), so nothing was restored.`, false, { cause: error });
+    const fetched = error.reason.replace(/\.$/, '');
+    throw new DriverError(serverCopy === null ? `The off-site copy could not be fetched (${fetched}).`
+      : `${serverCopy.replace(/\.$/, '')}, and its off-site copy could not be fetched (${fetched}), so nothing was restored.`, false, { cause: error });
   }
   const held = await target.hold();
   try {
-    return await restore();
+    return await restore(isEngineBackupPath(backup.file_path) ? backup.file_path : target.path);
   } finally {
     held.release();
   }

@@ -1,7 +1,8 @@
-// A service's page in the panel: its address, its state, the actions the member's role allows
-// (service-actions.ts), its copies, its metrics, its latest operations, and (for owners and
-// admins: logs can hold personal data and reset links, as services:logs says for tokens) the
-// latest lines of its logs. The page refreshes itself without a reload: panel.js asks
+// A service's page in the panel: its address, its state, when a backup of it was last proven to
+// restore (restore-drill-fact.ts), the actions the member's role allows (service-actions.ts), its
+// copies, its metrics, its latest operations, and (for owners and admins: logs can hold personal
+// data and reset links, as services:logs says for tokens) the latest lines of its logs. The page
+// refreshes itself without a reload: panel.js asks
 // `…/live` every few seconds for the state, the address, the metrics and the lines written since
 // its cursor, and adds them as text. Reading is no audit row, as for a token (issue 24).
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -17,6 +18,7 @@ import { page, sendPage } from './layout.js';
 import { roleHolds } from './member-principal.js';
 import { serviceActionForms } from './service-actions.js';
 import { copiesSection } from './service-copies.js';
+import { restoreDrillFact } from './restore-drill-fact.js';
 import { metricsSummary, metricsTable, observed } from './service-observations.js';
 import { PanelRefusal, requireTeamSession } from './session-guard.js';
 import { SERVICE_PAGE_PATH } from './panel-paths.js';
@@ -39,11 +41,12 @@ export function registerServicePage(server: FastifyInstance, app: App): void {
     if (!session) return reply;
     const service = await serviceOf(session.team.id, request.params.id);
     const readsLogs = roleHolds(session, 'services:logs');
-    const [metrics, operations, logs, copies] = await Promise.all([
+    const [metrics, operations, logs, copies, drill] = await Promise.all([
       observed(() => app.observer?.metrics(service.id)),
       latestOperationsOfService(db, session.team.id, service.id, OPERATIONS_SHOWN),
       readsLogs ? observed(() => app.observer?.logs(service.id, { tail: LOG_LINES, start: { kind: 'latest' } })) : undefined,
       service.parent_id === null ? copiesSection(app, session, service.id, request.query.copies_after) : undefined,
+      restoreDrillFact(db, service),
     ]);
     const live = `${SERVICE_PAGE_PATH}/${service.id}/live`;
     const url = serviceUrl(service);
@@ -56,6 +59,7 @@ export function registerServicePage(server: FastifyInstance, app: App): void {
   <tr><th>Why</th><td data-live="reason">${service.state_reason ?? '—'}</td></tr>
   <tr><th>Revision</th><td data-live="revision">${service.revision}</td></tr>
   <tr><th>Server</th><td>${service.server_name ?? ''}</td></tr>
+  ${drill}
   <tr><th>Id</th><td class="muted">${service.id}${service.parent_id ? html` (a copy of ${service.parent_id})` : ''}</td></tr>
 </table>
 <h2>Actions</h2>

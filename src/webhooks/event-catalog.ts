@@ -40,6 +40,14 @@ const OffsiteData = z.object({
   }),
 });
 
+const DrillData = z.object({
+  backup: z.object({ id: z.string(), service_id: z.string(), kind: z.string() }),
+  drill: z.object({
+    id: z.string(), state: z.enum(['verified', 'failed']), at: z.string(),
+    reason: z.string().nullable().describe('What failed, in a sentence; null when verified.'),
+  }),
+});
+
 const RestoreData = z.object({ service_id: z.string(), backup_id: z.string(), operation_id: z.string().nullable().optional(), reason: z.string().nullable().optional() });
 
 const EmailData = z.object({
@@ -126,6 +134,8 @@ export const EVENT_CATALOG = [
   { type: 'backup.failed', description: 'A backup failed; `reason` says why. A scheduled one (kind "scheduled") is tried again a few times, each failure its own event.', data: BackupData },
   { type: 'backup.offsite_stored', description: "A backup's encrypted copy is stored at the team's off-site destination (the store confirmed it whole).", data: OffsiteData },
   { type: 'backup.offsite_failed', description: "A backup's off-site copy could not be stored: `location.reason` says why. State `pending`: it is tried again later; `failed`: the store refused it, and it is tried again once the destination is saved anew. The server's copy is kept either way.", data: OffsiteData },
+  { type: 'backup.verified', description: "A restore drill proved the backup restores: its off-site copy was fetched, decrypted, checked, restored into a throwaway service on the service's server, started and health checked, then removed. The service itself was not touched.", data: DrillData },
+  { type: 'backup.verify_failed', description: "A restore drill of the backup failed: `drill.reason` says what failed (the off-site copy changed or damaged in the store, the restore, the start). The service itself was not touched.", data: DrillData },
   { type: 'restore.completed', description: 'A backup was restored into a service.', data: RestoreData },
   { type: 'restore.failed', description: 'A restore failed and changed nothing; `reason` says why.', data: RestoreData },
   { type: 'certificate.issued', description: "A service's name got its certificate (first issued, or after a failure) and is served over HTTPS.", data: CertificateData },

@@ -54,20 +54,26 @@ export async function listServicesWithoutSchedule(db: Kysely<Database>, limit: n
     .orderBy('s.id').limit(limit).execute();
 }
 
-/** Schedules whose next slot is due by `now`, oldest slot first, with what taking it needs. */
+/**
+ * Schedules whose next slot is due by `now`, oldest slot first, with what taking it needs. None of
+ * a service whose server was marked lost (its engine will never answer): its slot stays due, and
+ * is taken once recover_erp_service has moved it to another server.
+ */
 export async function listDueSchedules(db: Kysely<Database>, now: string, limit: number) {
   return db.selectFrom('backup_schedules as b').innerJoin('erp_services as s', 's.id', 'b.service_id')
     .innerJoin('teams as t', 't.id', 'b.team_id')
+    .innerJoin('servers as v', 'v.id', 's.server_id')
     .select(['b.service_id', 'b.team_id', 'b.frequency', 'b.time_of_day', 'b.next_run_at', 's.server_id', 's.parent_id', 's.deleted_at', 't.timezone'])
-    .where('b.next_run_at', '<=', now).orderBy('b.next_run_at').limit(limit).execute();
+    .where('b.next_run_at', '<=', now).where('v.state', '!=', 'lost').orderBy('b.next_run_at').limit(limit).execute();
 }
 
-/** Schedules whose last slot's backup is to be looked at again (it may have failed). */
+/** Schedules whose last slot's backup is to be looked at again (it may have failed); none on a lost server, as above. */
 export async function listRetriesDue(db: Kysely<Database>, now: string, limit: number) {
   return db.selectFrom('backup_schedules as b').innerJoin('erp_services as s', 's.id', 'b.service_id')
     .leftJoin('backups as k', 'k.id', 'b.current_backup_id')
+    .innerJoin('servers as v', 'v.id', 's.server_id')
     .select(['b.service_id', 'b.team_id', 'b.attempts', 'b.retry_at', 'b.current_backup_id', 'k.state as backup_state', 's.server_id', 's.deleted_at'])
-    .where('b.retry_at', '<=', now).orderBy('b.retry_at').limit(limit).execute();
+    .where('b.retry_at', '<=', now).where('v.state', '!=', 'lost').orderBy('b.retry_at').limit(limit).execute();
 }
 
 /**

@@ -7,6 +7,7 @@ import { decodeCursor, type PageRequest } from '../pagination.js';
 
 export const BACKUP_COLUMNS = [
   'b.id', 'b.service_id', 'b.state', 'b.kind', 'b.size_bytes', 'b.sha256', 'b.reason', 'b.created_at', 'b.completed_at', 'b.server_copy_reason',
+  'b.verified_at', 'b.verify_reason',
 ] as const;
 
 export type BackupKind = 'manual' | 'safety' | 'scheduled';

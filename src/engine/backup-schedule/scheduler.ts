@@ -4,13 +4,16 @@
 // node takes each slot whatever the number of nodes, and a restart takes nothing twice. A slot
 // moves to the first one after now, so slots missed while every node was down collapse into one.
 // A failed scheduled backup is tried again, at most `maxAttempts` times in all, `retryDelayMs`
-// apart; every failure is a backup.failed event. The clock is injected: tests move time.
+// apart; every failure is a backup.failed event. Each tick also takes the teams' weekly restore
+// drill slots the same way (src/offsite/restore-drills/drill-schedule.ts). The clock is
+// injected: tests move time.
 import type { Db } from '../../db/connect.js';
 import { newId } from '../../db/ids.js';
 import {
   insertScheduleIfMissing, listDueSchedules, listRetriesDue, listServicesWithoutSchedule, takeRetry, takeSlot,
 } from '../../db/repositories/backup-schedules.js';
 import { findInFlightOperation } from '../../db/repositories/operations.js';
+import { queueDueDrills } from '../../offsite/restore-drills/drill-schedule.js';
 import { announceQueued } from '../wake.js';
 import { inWriteTransaction } from '../write-transaction.js';
 import { queueScheduledBackup } from './queue-scheduled-backup.js';
@@ -35,6 +38,8 @@ const BATCH = 100;
 export interface TickResult {
   /** Backups queued for a slot, and for a retry of one. */
   queued: string[];
+  /** Restore drills queued for a team's slot. */
+  drills: string[];
 }
 
 export class BackupScheduler {
@@ -79,7 +84,7 @@ export class BackupScheduler {
       if (backupId) queued.push(backupId);
     }
     if (queued.length > 0) announceQueued();
-    return { queued };
+    return { queued, drills: await queueDueDrills(this.db.kysely, now) };
   }
 
   /** A service gets its row, with its first slot after now, the first time the scheduler sees it. */

@@ -12,6 +12,7 @@ import { insertOperation } from '../../../src/db/repositories/operations.js';
 import { DEFAULT_RETENTION, pruneBackups } from '../../../src/engine/backup-retention.js';
 import { defaultNodeName } from '../../../src/engine/node-name.js';
 import { writeSchedule } from '../../../src/engine/backup-schedule/service-schedule.js';
+import { markServerLost } from '../../../src/engine/lost-server.js';
 import { insertCompletedBackup, seedTeam, type SeededTeam } from '../../support/fixtures.js';
 import { testLocation, type TestLocation } from '../../support/database.js';
 
@@ -183,6 +184,25 @@ describe('the backup scheduler', () => {
       expect((await node.app.engine.scheduler.tick()).queued).toEqual([]);
     }
     expect((await scheduledBackups(node.app, serviceId)).map((backup) => backup.state)).toEqual(['failed']);
+  });
+
+  it('queues no backup, nor a retry, of a service whose server was marked lost', async () => {
+    const node = await startNode(await place(), { now: Date.parse('2025-03-01T00:00:00Z') });
+    const { team, serviceId } = await oneScheduledService(node);
+    await node.app.engine.scheduler.tick();
+    node.clock.now = Date.parse('2025-03-01T03:00:00Z');
+    expect((await node.app.engine.scheduler.tick()).queued).toHaveLength(1);
+    await settled(node.app, serviceId);
+    // The slot's backup failed: its retry would be due at the next tick, as would the next slot.
+    await node.app.db.kysely.updateTable('backups').set({ state: 'failed', reason: 'test' }).where('service_id', '=', serviceId).execute();
+    await markServerLost(node.app.db.kysely, team.serverIds[0]);
+
+    for (const at of ['2025-03-01T03:20:00Z', '2025-03-02T03:00:00Z', '2025-03-03T03:00:00Z']) {
+      node.clock.now = Date.parse(at);
+      expect((await node.app.engine.scheduler.tick()).queued).toEqual([]);
+    }
+    const operations = await node.app.db.kysely.selectFrom('operations').select('id').where('service_id', '=', serviceId).where('kind', '=', 'backup').execute();
+    expect(operations).toHaveLength(1);
   });
 
   it('after 40 simulated days keeps exactly the backups retention names (7 daily, 4 weekly, 6 monthly), a manual one, and one a pending restore names', async () => {
