@@ -6,7 +6,8 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 
-export type CheckResult = { ok: true } | { ok: false; answer: string };
+/** `tls`: the TLS handshake failed (a proxied name whose certificate the proxy does not hold yet), not the service. */
+export type CheckResult = { ok: true } | { ok: false; answer: string; tls?: boolean };
 
 /** Keep-alive connections for the checks, few per address: checks go out a bounded number at a time anyway. */
 const checks = new Agent({ connections: 64, keepAliveTimeout: 60_000, pipelining: 1 });
@@ -48,7 +49,8 @@ export async function checkHealth(url: string, healthPath: string, serviceId: st
     if (claimed !== undefined && claimed !== serviceId) return { ok: false, answer: 'answered for another service' };
     return { ok: true };
   } catch (error) {
-    return { ok: false, answer: failureOf(error, timeoutMs) };
+    const code = String((error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code ?? '');
+    return { ok: false, answer: failureOf(error, timeoutMs), ...(/^ERR_(SSL|TLS)_/.test(code) ? { tls: true } : {}) };
   }
 }
 

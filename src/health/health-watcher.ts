@@ -177,7 +177,13 @@ export class HealthWatcher {
     if (healthPath === null) return;
     // Through its server's proxy: to that server's address, whatever the name's DNS says.
     const through = service.proxy_upstream !== null && service.docker_host !== null ? publishedHost(parseEngineAddress(service.docker_host)) : undefined;
-    const result = await checkHealth(url, healthPath, service.id, pass.timeoutMs, through);
+    let result = await checkHealth(url, healthPath, service.id, pass.timeoutMs, through);
+    // A name whose certificate is not issued yet (its DNS not pointed, the CA slow) is no
+    // unhealthy service: then the driver asks the service itself, over the proxy's network.
+    if (!result.ok && result.tls) {
+      const status = await this.driver.status(spec).catch(() => null);
+      result = status?.state === 'running' ? { ok: true } : { ok: false, answer: 'no answer through the proxy\'s network' };
+    }
     pass.report.checked += 1;
     const outcome = await recordCheck(this.db.kysely, service, result, healthPath, pass.at);
     if (outcome === 'unhealthy') pass.report.unhealthy.push(service.id);

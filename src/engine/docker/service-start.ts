@@ -19,7 +19,8 @@ import { publishedHost } from './engine-address.js';
 import { appCommandContainerName, appContainerName, appNetworkName } from './labels.js';
 import { mailRelayOf } from './mail-relay-of.js';
 import { choosePort } from './ports.js';
-import { joinProxyNetwork } from './proxy/proxy-container.js';
+import { waitHealthyThroughProxy } from './proxy/health-probe.js';
+import { joinProxyNetwork, rejoinProxyNetwork } from './proxy/proxy-container.js';
 import { httpsAddressOf, routeServer, servedByProxy } from './proxy/route-server.js';
 import { ensureFront, findFront, removeFront, switchFront } from './service-front.js';
 import {
@@ -137,6 +138,8 @@ async function adopted(api: DockerApi, before: AppContainerSummary[], appService
 async function wayInOf(options: DockerDriverOptions, api: DockerApi, service: ServiceSpec, app: AppDefinition, hooks: StartHooks): Promise<WayIn> {
   if (await servedByProxy(options.db, service.id, service.server.id)) {
     await ensurePlatformDomain(options.db, { id: service.id, name: service.name, server_id: service.server.id });
+    // The proxy running (made if missing) before anything is asked through it.
+    await routeServer(options, service.server);
     return { kind: 'proxy', ...await httpsAddressOf(options.db, service.id, service.server.id) };
   }
   const { address } = options.engines.engineOf(service.server);
@@ -214,9 +217,15 @@ async function startWeb(
   const { address } = options.engines.engineOf(service.server);
   const host = publishedHost(address);
   const target = (port: number) => ({ host, port, path: app.web.healthPath, serviceId: service.id });
+  // Behind the proxy a web container is published on no port: its health is asked from the
+  // proxy's container, over the proxy's network, under its own name.
+  const probe = (name: string) => ({ serverId: service.server.id, upstream: `${name}:${app.web.port}`, path: app.web.healthPath, serviceId: service.id });
   let id = existing?.id;
   let pid: number | null = null;
-  if (existing?.running && existing.port !== null) {
+  if (existing?.running && way.kind === 'proxy') {
+    await joinProxyNetwork(api, service.server.id, existing.id, existing.name);
+    pid = await waitHealthyThroughProxy(api, existing.id, probe(existing.name), app.deadlines.startMs).catch(() => null);
+  } else if (existing?.running && existing.port !== null) {
     pid = await waitHealthy(api, existing.id, target(existing.port), app.deadlines.startMs).catch(() => null);
   }
   // A stopped web container made with another relay, address or limits than the service has
@@ -238,15 +247,17 @@ async function startWeb(
       await timedBy(hooks)(`Ran the app's migrate command`, () => migrate(api, service, app, rendered, generation),
         `Its output is in the service's logs as the container ${migrateLogName(app.commands.migrate.service)}.`);
     }
+    const name = appContainerName(service.id, service.revision, container.name, generation);
     id ??= await createAppContainer(api, {
-      ...settings(image), name: appContainerName(service.id, service.revision, container.name, generation),
-      publish: { containerPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', hostPort: null },
+      ...settings(image), name,
+      ...(way.kind === 'front' ? { publish: { containerPort: app.web.port, bindAddress: address.kind === 'unix' ? '127.0.0.1' : '', hostPort: null } } : {}),
     });
-    const published = await startOnEnginePort(api, id, app.web.port);
+    const healthy = way.kind === 'proxy'
+      ? await startForProxy(api, service, id, name, (made) => waitHealthyThroughProxy(api, made, probe(name), app.deadlines.startMs))
+      : await startOnEnginePort(api, id, app.web.port).then((published) => () => waitHealthy(api, id as string, target(published), app.deadlines.startMs));
     await hooks.spawned((await containerPid(api, id)).pid);
     try {
-      pid = await timedBy(hooks)(`Waited for the ${container.name} container to answer ${app.web.healthPath}`,
-        () => waitHealthy(api, id as string, target(published), app.deadlines.startMs));
+      pid = await timedBy(hooks)(`Waited for the ${container.name} container to answer ${app.web.healthPath}`, healthy);
     } catch (error) {
       await stopContainer(api, id, options.stopGraceMs).catch(() => undefined);
       throw error;
@@ -274,11 +285,21 @@ async function switchProxy(options: DockerDriverOptions, api: DockerApi, service
   // answers under its name too, so they are served here rather than failing.
   const before = (await options.db.selectFrom('erp_services').select('proxy_upstream').where('id', '=', service.id).executeTakeFirst())?.proxy_upstream?.split(':')[0];
   const inherited = before && before !== alias && !(await listAppContainers(api, service.id)).some((each) => each.name === before && each.running) ? [before] : [];
-  await joinProxyNetwork(api, service.server.id, containerId, [alias, ...inherited]);
+  if (inherited.length > 0) await rejoinProxyNetwork(api, service.server.id, containerId, [alias, ...inherited]);
+  else await joinProxyNetwork(api, service.server.id, containerId, alias);
   const target = { upstream: `${alias}:${app.web.port}`, healthPath: app.web.healthPath };
   await routeServer(options, service.server, { serviceId: service.id, target });
   await removeFront(api, service.id);
   return target;
+}
+
+/** Starts a web container the proxy will reach on its network, joined to it under its own name; answers how to wait for its health. */
+async function startForProxy(
+  api: DockerApi, service: ServiceSpec, id: string, name: string, waitFor: (id: string) => Promise<number>,
+): Promise<() => Promise<number>> {
+  await startContainer(api, id);
+  await joinProxyNetwork(api, service.server.id, id, name);
+  return () => waitFor(id);
 }
 
 /** Runs one part of a start as a step of its own (StartHooks.timed). */

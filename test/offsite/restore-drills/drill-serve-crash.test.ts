@@ -37,7 +37,7 @@ describe.runIf(dockerAvailable && objectStoreInstalled && process.platform === '
     const containers = await api.json<{ Id: string; State: string }[]>('GET', '/containers/json', { query: { all: 1, filters } });
     const volumes = (await api.json<{ Volumes: { Name: string }[] | null }>('GET', '/volumes', { query: { filters } })).Volumes ?? [];
     const networks = await api.json<{ Name: string }[]>('GET', '/networks', { query: { filters } });
-    return { containers: containers.map((each) => `${each.Id} ${each.State}`).sort(), volumes: volumes.map((each) => each.Name).sort(), networks: networks.map((each) => each.Name) };
+    return { containers: containers.map((each) => `${each.Id} ${each.State}`).sort(), volumes: volumes.map((each) => each.Name).sort(), networks: networks.map((each) => each.Name).sort() };
   };
   const until = async (what: string, check: () => Promise<boolean>, ms: number) => {
     const deadline = Date.now() + ms;

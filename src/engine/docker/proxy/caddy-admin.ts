@@ -53,23 +53,10 @@ export class CaddyAdmin {
   async request(method: string, path: string, body = '', headers: Record<string, string> = {}): Promise<AdminAnswer> {
     const head = [`${method} ${path} HTTP/1.0`, 'Host: ', 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`,
       ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
-    const file = `request-${randomBytes(8).toString('hex')}`;
-    await this.api.upload('PUT', `/containers/${this.container}/archive`, textFileTar(file, `${head.join('\r\n')}\r\n\r\n${body}`),
-      'application/x-tar', { query: { path: REQUEST_DIR } });
-    // shut-none: socat does not half-close the socket when the file ends (Go's server would take
-    // that for a client gone); it ends once Caddy has answered and closed the connection.
-    const script = `socat -t ${ADMIN_TIMEOUT_MS / 1000} -T ${ADMIN_TIMEOUT_MS / 1000} "OPEN:$1,rdonly!!STDOUT" "UNIX-CONNECT:${PROXY_ADMIN_SOCKET},shut-none"; ` +
-      'status=$?; rm -f "$1"; exit $status';
-    const exec = await this.api.json<{ Id: string }>('POST', `/containers/${this.container}/exec`, {
-      body: { AttachStdout: true, AttachStderr: true, User: 'caddy', Cmd: ['sh', '-c', script, 'sh', `${REQUEST_DIR}/${file}`] },
-    });
-    const output = await this.api.stream('POST', `/exec/${exec.Id}/start`, { body: { Detach: false, Tty: false }, timeoutMs: ADMIN_TIMEOUT_MS });
-    const chunks: Buffer[] = [];
-    for await (const chunk of output) chunks.push(chunk as Buffer);
-    const { stdout, stderr } = splitStreams(Buffer.concat(chunks));
-    const state = await this.api.json<{ ExitCode: number | null }>('GET', `/exec/${exec.Id}/json`);
-    if (state.ExitCode !== 0 || stdout.length === 0) {
-      throw new CaddyAdminError(`The proxy's admin API did not answer ${method} ${path} (exit ${state.ExitCode}${stderr ? `: ${stderr.trim().slice(0, 200)}` : ''}).`, null);
+    const { exitCode, stdout, stderr } = await exchangeInProxy(this.api, this.container, `UNIX-CONNECT:${PROXY_ADMIN_SOCKET}`,
+      `${head.join('\r\n')}\r\n\r\n${body}`, ADMIN_TIMEOUT_MS);
+    if (exitCode !== 0 || stdout.length === 0) {
+      throw new CaddyAdminError(`The proxy's admin API did not answer ${method} ${path} (exit ${exitCode}${stderr ? `: ${stderr.trim().slice(0, 200)}` : ''}).`, null);
     }
     return parseAnswer(stdout);
   }
@@ -84,6 +71,32 @@ export class CaddyAdmin {
     })();
     return new CaddyAdminError(`The proxy refused ${call} (${answer.status}): ${message.trim().slice(0, 500)}`, answer.status);
   }
+}
+
+/**
+ * Sends `text` to `address` (a socat address: the admin socket, or TCP:host:port on the proxy's
+ * network) from inside the proxy's container and answers what came back: the request is put
+ * into the container as a file, an exec runs socat between that file and the address, and the
+ * exec's output is the answer. Three engine calls, over any kind of engine address.
+ */
+export async function exchangeInProxy(
+  api: DockerApi, container: string, address: string, text: string, timeoutMs: number,
+): Promise<{ exitCode: number | null; stdout: Buffer; stderr: string }> {
+  const file = `request-${randomBytes(8).toString('hex')}`;
+  await api.upload('PUT', `/containers/${container}/archive`, textFileTar(file, text), 'application/x-tar', { query: { path: REQUEST_DIR } });
+  // shut-none: socat does not half-close the socket when the file ends (Go's server would take
+  // that for a client gone); it ends once the other side has answered and closed the connection.
+  const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+  const script = `socat -t ${seconds} -T ${seconds} "OPEN:$1,rdonly!!STDOUT" "${address},shut-none"; status=$?; rm -f "$1"; exit $status`;
+  const exec = await api.json<{ Id: string }>('POST', `/containers/${container}/exec`, {
+    body: { AttachStdout: true, AttachStderr: true, User: 'caddy', Cmd: ['sh', '-c', script, 'sh', `${REQUEST_DIR}/${file}`] },
+  });
+  const output = await api.stream('POST', `/exec/${exec.Id}/start`, { body: { Detach: false, Tty: false }, timeoutMs: timeoutMs + 5_000 });
+  const chunks: Buffer[] = [];
+  for await (const chunk of output) chunks.push(chunk as Buffer);
+  const { stdout, stderr } = splitStreams(Buffer.concat(chunks));
+  const state = await api.json<{ ExitCode: number | null }>('GET', `/exec/${exec.Id}/json`);
+  return { exitCode: state.ExitCode, stdout, stderr };
 }
 
 /**
@@ -112,7 +125,7 @@ function splitStreams(buffer: Buffer): { stdout: Buffer; stderr: string } {
   return { stdout: Buffer.concat(out), stderr };
 }
 
-function parseAnswer(raw: Buffer): AdminAnswer {
+export function parseAnswer(raw: Buffer): AdminAnswer {
   const end = raw.indexOf('\r\n\r\n');
   const head = raw.subarray(0, end < 0 ? raw.length : end).toString('latin1');
   const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1]);

@@ -96,6 +96,12 @@ export async function joinProxyNetwork(api: DockerApi, serverId: string, contain
   });
 }
 
+/** Joins it again under `aliases` (a restore's container taking the name of the one before too): out of the network, then in. */
+export async function rejoinProxyNetwork(api: DockerApi, serverId: string, containerId: string, aliases: readonly string[]): Promise<void> {
+  await api.json('POST', `/networks/${proxyNetworkName(serverId)}/disconnect`, { body: { Container: containerId, Force: true }, accept: [404] });
+  await api.json('POST', `/networks/${proxyNetworkName(serverId)}/connect`, { body: { Container: containerId, EndpointConfig: { Aliases: [...aliases] } } });
+}
+
 function proxyLabels(serverId: string): Record<string, string> {
   return { [LABEL.serverId]: serverId, [LABEL.role]: PROXY_ROLE };
 }
