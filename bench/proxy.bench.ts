@@ -61,6 +61,34 @@ const summary = (runs: { latencies: number[]; failed: number; ms: number }[]): L
   };
 };
 
+/** A container like `id` (image, command, environment, volumes, user), published on a loopback port the engine picks, started and answering. */
+async function publishedTwin(api: DockerApi, id: string): Promise<string> {
+  const inspected = await api.json<{
+    Config: { Image: string; Env: string[]; Entrypoint: string[] | null; Cmd: string[] | null; User: string; ExposedPorts: Record<string, unknown> };
+    HostConfig: { Mounts: unknown[] | null; Binds: string[] | null };
+  }>('GET', `/containers/${id}/json`);
+  const port = Object.keys(inspected.Config.ExposedPorts ?? {})[0] ?? '8080/tcp';
+  const created = await api.json<{ Id: string }>('POST', '/containers/create', {
+    body: {
+      Image: inspected.Config.Image, Env: inspected.Config.Env, Entrypoint: inspected.Config.Entrypoint, Cmd: inspected.Config.Cmd,
+      User: inspected.Config.User, ExposedPorts: { [port]: {} }, Labels: { 'io.teaminfra.bench': 'proxy-direct' },
+      HostConfig: { Mounts: inspected.HostConfig.Mounts ?? [], Binds: inspected.HostConfig.Binds ?? [], PortBindings: { [port]: [{ HostIp: '127.0.0.1', HostPort: '' }] } },
+    },
+  });
+  await api.json('POST', `/containers/${created.Id}/start`);
+  const url = `http://127.0.0.1:${await publishedPort(api, created.Id)}/`;
+  for (let waited = 0; (await request(url).then((answer) => answer.body.text().then(() => answer.statusCode), () => 0)) !== 200; waited += 100) {
+    if (waited > 30_000) throw new Error('the direct twin of the service did not answer within 30 s');
+    await sleep(100);
+  }
+  return created.Id;
+}
+
+async function publishedPort(api: DockerApi, id: string): Promise<number> {
+  const inspected = await api.json<{ NetworkSettings: { Ports: Record<string, { HostPort: string }[] | null> } }>('GET', `/containers/${id}/json`);
+  return Number(Object.values(inspected.NetworkSettings.Ports).find((bindings) => bindings?.[0])?.[0]?.HostPort);
+}
+
 export default async function proxyBench() {
   const host = process.env.TEAMINFRA_BENCH_DOCKER_HOST || 'unix:///var/run/docker.sock';
   const api = new DockerApi(parseEngineAddress(host));
@@ -85,6 +113,7 @@ export default async function proxyBench() {
   const baseDomain = `apps.${tag}.test`;
   const saved = { ...process.env };
   let serverId = '';
+  let twinId = '';
   const agents: Dispatcher[] = [];
   try {
     const caRoot = join(tmpdir(), `${tag}-acme-root.pem`);
@@ -117,9 +146,12 @@ export default async function proxyBench() {
         if (waited > 90_000) throw new Error(`${url} did not answer over HTTPS within 90 s`);
         await sleep(250);
       }
-      const web = (await listAppContainers(api, serviceId)).find((container) => container.running && container.port !== null);
-      if (!web) throw new Error('the service\'s web container has no published port');
-      const directUrl = `http://127.0.0.1:${web.port}/`;
+      // The service's web container is published on no port (the proxy is its only way in): its
+      // twin (same image, settings and volumes) published on loopback is the direct side.
+      const web = (await listAppContainers(api, serviceId)).find((container) => container.running && container.appService === 'erp');
+      if (!web) throw new Error('the service\'s web container does not run');
+      twinId = await publishedTwin(api, web.id);
+      const directUrl = `http://127.0.0.1:${await publishedPort(api, twinId)}/`;
       await load(directUrl, direct, connections, 1);
       await load(url, trusted, connections, 1);
       const directRuns = [];
@@ -129,6 +161,8 @@ export default async function proxyBench() {
         proxiedRuns.push(await load(url, trusted, connections, seconds));
         console.log(`round ${round}: direct ${Math.round(directRuns.at(-1)!.latencies.length / seconds)} req/s, through the proxy ${Math.round(proxiedRuns.at(-1)!.latencies.length / seconds)} req/s`);
       }
+      await api.json('DELETE', `/containers/${twinId}`, { query: { force: 1 } });
+      twinId = '';
       const directFigures = summary(directRuns);
       const proxiedFigures = summary(proxiedRuns);
 
@@ -180,6 +214,7 @@ export default async function proxyBench() {
     }
   } finally {
     for (const agent of agents) await agent.close().catch(() => undefined);
+    if (twinId) await api.json('DELETE', `/containers/${twinId}`, { query: { force: 1 }, accept: [404] }).catch(() => undefined);
     if (serverId) {
       await api.json('DELETE', `/containers/${proxyContainerName(serverId)}`, { query: { force: 1 }, accept: [404] }).catch(() => undefined);
       await api.json('DELETE', `/networks/${proxyContainerName(serverId)}`, { accept: [404, 409] }).catch(() => undefined);
