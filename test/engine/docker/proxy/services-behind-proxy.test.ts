@@ -58,7 +58,7 @@ describe.runIf(dockerAvailable && pebbleInstalled)('ERP services behind their se
       TEAMINFRA_ACME_DIRECTORY: `https://${gateway}:${pebble.acmePort}/dir`, TEAMINFRA_ACME_EMAIL: 'ops@example.org',
       TEAMINFRA_ACME_CA_ROOT: caRoot, TEAMINFRA_PROXY_BIND_ADDRESS: '127.0.0.1', TEAMINFRA_DNS_SERVER: pebble.dnsServer,
     });
-    server = await startTestServer({ engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 30_000, proxySyncIntervalMs: 0 } }, {}, { engine: true });
+    server = await startTestServer({ engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 30_000, proxySyncIntervalMs: 0, healthIntervalMs: 0 } }, {}, { engine: true });
     team = await seedTeam(server.app);
     token = (await makeToken(server.app, team.teamId)).value;
     const image = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
@@ -198,6 +198,20 @@ describe.runIf(dockerAvailable && pebbleInstalled)('ERP services behind their se
     const shop = await get(`https://shop.${baseDomain}:${pebble.tlsPort}/health`);
     expect(JSON.parse(shop.text)).toMatchObject({ service_id: serviceId });
     expect((await act(server.baseUrl, token, 'DELETE', `/api/service-erp/${booksId}`))).toMatchObject({ state: 'succeeded' });
+  }, 300_000);
+
+  it('watches a served service\'s health through the proxy, and a name still without a certificate over the proxy\'s network', async () => {
+    const created = await act(server.baseUrl, token, 'POST', '/api/service-erp', { server_id: serverId, name: 'Unpointed' });
+    const unpointedId = created.service_id as string;
+    // Its name points nowhere: the CA cannot validate it, so the proxy has no certificate to offer.
+    expect(await act(server.baseUrl, token, 'POST', `/api/service-erp/${unpointedId}/start`)).toMatchObject({ state: 'succeeded' });
+    // Three failed checks in a row would make it unhealthy.
+    for (let pass = 0; pass < 3; pass++) expect((await server.app.engine.health.tick()).unhealthy).toEqual([]);
+    for (const id of [serviceId, unpointedId]) {
+      expect((await send(server.baseUrl, 'GET', `/api/service-erp/${id}`, token)).body).toMatchObject({ health: 'healthy' });
+    }
+    expect((await send(server.baseUrl, 'GET', `/api/service-erp/${unpointedId}`, token)).body.domains[0].certificate.state).not.toBe('issued');
+    expect(await act(server.baseUrl, token, 'DELETE', `/api/service-erp/${unpointedId}`)).toMatchObject({ state: 'succeeded' });
   }, 300_000);
 
   it('answers every name again, configured from the database, once the proxy container is made again', async () => {
