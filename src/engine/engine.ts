@@ -5,10 +5,11 @@ import type { Db } from '../db/connect.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { nowIso } from '../db/ids.js';
 import { DEFAULT_RETENTION, pruneBackups, type RetentionPolicy } from './backup-retention.js';
-import type { ServiceDriver } from './driver.js';
+import type { ServerSpec, ServiceDriver } from './driver.js';
 import { LocalDriver } from './local/local-driver.js';
 import { DockerDriver } from './docker/docker-driver.js';
 import { EngineRegistry } from './docker/engine-registry.js';
+import { DockerMoves } from './docker/service-move.js';
 import { findRegistryCredentials } from './docker/registry-credentials.js';
 import { engineCallTimeoutFromEnv } from './docker/docker-api.js';
 import { reportDockerOrphans } from './docker/orphans.js';
@@ -152,12 +153,13 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   });
   const backupCache = openBackupCache(db.dataDir, config.backupCacheBytes ?? backupCacheBytesFromEnv());
   const engines = new EngineRegistry(config.engineCallTimeoutMs, (serverId, registry) => findRegistryCredentials(db.kysely, secrets, serverId, registry));
-  const docker = new DockerDriver({
+  const dockerOptions = {
     db: db.kysely, secrets, engines, dataDir: db.dataDir, startTimeoutMs: config.startTimeoutMs, stopGraceMs: config.stopGraceMs,
     takenPorts: () => takenPorts(db.kysely), outgoingRelay: config.outgoingRelay,
-    containerMailRelay: (server) => config.containerMailRelay(engines.engineOf(server)),
-  });
-  const driver = new DriverRouter(local, docker);
+    containerMailRelay: (server: ServerSpec) => config.containerMailRelay(engines.engineOf(server)),
+  };
+  const docker = new DockerDriver(dockerOptions);
+  const driver = new DriverRouter(local, docker, new DockerMoves(dockerOptions));
   const reconcileDeps = { db: db.kysely, driver, node: config.node, onError };
   const worker = new OperationWorker(db, (operation, owner, attempt, abandoned) =>
     performOperation({ db, driver, onError, newServersDockerHost: config.newServersDockerHost, secrets }, operation, owner, attempt, abandoned), {

@@ -10,6 +10,7 @@ import { finishOperation, saveOperationSteps, type OperationKind, type Operation
 import { ACTIONS, copiesToDelete } from './actions.js';
 import type { ActionResult } from './actions/action-types.js';
 import { backupIdOf } from './actions/backup.js';
+import { moveParametersOf } from './actions/move.js';
 import { restoreParametersOf } from './actions/restore.js';
 import { DriverError, type ServiceDriver } from './driver.js';
 import { loadServiceSpec } from './service-spec.js';
@@ -58,7 +59,8 @@ export async function performOperation(
   // Asked of the driver before the transaction: a failed restore leaves the service as it really is.
   const afterFailedRestore = !outcome.ok && operation.kind === 'restore' ? await serviceAfterFailedRestore(deps, operation, outcome.reason) : undefined;
   // A redeploy that failed may have left the previous revision serving (the Docker driver starts the new one beside it).
-  const stillServing = !outcome.ok && operation.kind === 'redeploy' ? await runningNow(deps, operation) : undefined;
+  // So may a move that failed (it is started again on its old server).
+  const stillServing = !outcome.ok && (operation.kind === 'redeploy' || operation.kind === 'move') ? await runningNow(deps, operation) : undefined;
   await inWriteTransaction(deps.db.kysely, async (trx) => {
     const at = nowIso();
     const finished = await finishOperation(trx, operation.id, owner, {
@@ -113,6 +115,11 @@ async function recordFailure(
   if (operation.kind === 'restore') {
     await updateService(trx, operation.service_id, afterFailedRestore ?? { state: 'failed', reason: outcome.reason }, at);
     await writeRestoreEvent(trx, operation, restoreParametersOf(operation.parameters).backup_id, outcome.reason, at);
+    return;
+  }
+  if (operation.kind === 'move' && moveParametersOf(operation.parameters).previous_state === 'stopped') {
+    // A stopped service whose move failed stays as it was, on its old server.
+    await updateService(trx, operation.service_id, { state: 'stopped', reason: outcome.reason, pid: null }, at);
     return;
   }
   for (const copyId of operation.kind === 'delete' ? copiesToDelete(operation) : []) {

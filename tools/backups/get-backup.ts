@@ -7,7 +7,7 @@ import { findOffsiteCopy } from '../../src/db/repositories/offsite-copies.js';
 export default defineCapability({
   name: 'get_backup',
   title: 'Get a backup',
-  description: 'A backup: service, state, size, SHA-256, and where it is kept (its server, off-site).',
+  description: 'A backup: service, state, size, SHA-256, and where it is kept.',
   permission: 'backups:read',
   target: { kind: 'backup', from: 'backup_id' },
   input: () => z.strictObject({ backup_id: BackupId() }),
