@@ -18,6 +18,7 @@ import { DriverRouter } from './driver-router.js';
 import { defaultNodeName } from './node-name.js';
 import { NodeHeartbeat } from './node-heartbeat.js';
 import { performOperation } from './perform.js';
+import { removeLeftMoveData } from './moves/left-data-sweep.js';
 import { reconcileServices } from './reconcile.js';
 import { serviceSpecQuery, specOf, takenPorts } from './service-spec.js';
 import { changeServiceState } from './state-changes.js';
@@ -64,6 +65,8 @@ export interface EngineConfig {
   rowRetention: RowRetentionDays;
   /** How often rows are pruned (also once at start); 0: never. */
   rowRetentionIntervalMs: number;
+  /** How often what moves left on the servers they left is removed once due (moves/left-data-sweep.ts; also once at start); 0: never. */
+  moveSweepIntervalMs: number;
   /** How often running services are checked for a process that died; 0: never. */
   reconcileIntervalMs: number;
   /** How often the health watcher checks services and engines (TEAMINFRA_HEALTH_INTERVAL_S; src/health/); 0: never by itself (tests call health.tick()). */
@@ -116,7 +119,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   clock: Date.now, backupScheduleIntervalMs: DEFAULT_SCHEDULER_OPTIONS.intervalMs,
   backupRetryDelayMs: DEFAULT_SCHEDULER_OPTIONS.retryDelayMs, backupMaxAttempts: DEFAULT_SCHEDULER_OPTIONS.maxAttempts,
   rowRetention: Object.fromEntries(ROW_RETENTION_NAMES.map((name) => [name, ROW_RETENTION_SETTINGS[name].defaultDays])) as RowRetentionDays,
-  rowRetentionIntervalMs: 3_600_000,
+  rowRetentionIntervalMs: 3_600_000, moveSweepIntervalMs: 600_000,
   concurrency: 8, reconcileIntervalMs: 15_000, healthIntervalMs: DEFAULT_HEALTH_INTERVAL_S * 1000,
   panelUrl: () => process.env.TEAMINFRA_PUBLIC_URL?.trim().replace(/\/+$/, '') || null, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
   shutdownGraceMs: positiveIntegerFromEnv('TEAMINFRA_SHUTDOWN_GRACE_MS', 10_000),
@@ -140,6 +143,8 @@ export interface Engine {
   readonly health: HealthWatcher;
   /** Sends completed backups off-site (by itself every offsite.intervalMs; tests may call tick()). */
   readonly offsite: OffsiteUploader;
+  /** Removes what moves left on the servers they left once due (by itself every moveSweepIntervalMs); the moves done. */
+  sweepMoves(): Promise<string[]>;
   /** Reconciles services with what really runs, then starts taking operations. */
   start(): Promise<void>;
   close(options?: { services?: 'detach' | 'stop' }): Promise<void>;
@@ -185,6 +190,19 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   const offsite = new OffsiteUploader(db, secrets, {
     hold: async (backup) => (await import('./docker/backup-store.js')).localBackupFile(db.kysely, db.dataDir, backup),
   }, { ...DEFAULT_OFFSITE_OPTIONS, ...config.offsite, onError });
+  let movesTimer: NodeJS.Timeout | undefined;
+  let sweepingMoves: Promise<string[]> | undefined;
+  const sweepMoves = () => {
+    sweepingMoves ??= removeLeftMoveData(db.kysely, driver, new Date(config.clock()).toISOString(), onError)
+      .catch((error: unknown) => {
+        onError(error, 'removing what moves left');
+        return [];
+      })
+      .finally(() => {
+        sweepingMoves = undefined;
+      });
+    return sweepingMoves;
+  };
   let rowsTimer: NodeJS.Timeout | undefined;
   let pruningRows: Promise<unknown> | undefined;
   const pruneOldRows = () => {
@@ -208,6 +226,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
     health,
     offsite,
     observer: new EngineObserver(db.kysely, engines, db.dataDir),
+    sweepMoves,
     get started() {
       return state === 'started';
     },
@@ -228,6 +247,11 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       scheduler.start();
       health.start();
       offsite.start();
+      if (config.moveSweepIntervalMs > 0) {
+        void sweepMoves();
+        movesTimer = setInterval(() => void sweepMoves(), config.moveSweepIntervalMs);
+        movesTimer.unref();
+      }
       if (config.rowRetentionIntervalMs > 0) {
         pruneOldRows();
         rowsTimer = setInterval(pruneOldRows, config.rowRetentionIntervalMs);
@@ -248,12 +272,14 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       if (reconcileTimer) clearInterval(reconcileTimer);
       if (retentionTimer) clearInterval(retentionTimer);
       if (rowsTimer) clearInterval(rowsTimer);
+      if (movesTimer) clearInterval(movesTimer);
       await scheduler.close();
       await health.close();
       await offsite.close();
       await reconciling;
       await pruning;
       await pruningRows;
+      await sweepingMoves;
       const abandoned = await worker.close(config.shutdownGraceMs);
       await heartbeat.close();
       if (abandoned > 0) {

@@ -4,7 +4,8 @@
 // its new server, serves while its data is copied, and says its write pause; its old server
 // keeps the stopped service for the rollback window (the default one: no TEAMINFRA_* setting);
 // a rollback brings back its current data; a move whose target cannot start it leaves it
-// running on its old server, untouched, with nothing of it on the target.
+// running on its old server, untouched, with nothing of it on the target; once a (short) window
+// ended, the server it left no longer holds anything of it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAppImages } from '../../../src/engine/apps/images/build-app-images.js';
 import { admin } from '../../support/cli.js';
@@ -127,5 +128,33 @@ describe.runIf(dockerAvailable && secondEngineStartable)('move_erp_service betwe
     expect(after).toMatchObject({ state: 'running', server_id: from, url: before.url });
     expect((await fetch(after.url, { signal: AbortSignal.timeout(10_000) })).status).toBeLessThan(500);
     expect(await engineObjectsOf(second.api, demoId)).toEqual({ containers: [], volumes: [], networks: [] });
+  }, 600_000);
+
+  it('removes the stopped service and its data from the server it left once a short rollback window ended', async () => {
+    const previous = process.env.TEAMINFRA_MOVE_ROLLBACK_HOURS;
+    process.env.TEAMINFRA_MOVE_ROLLBACK_HOURS = '0.001';
+    try {
+      await copyImages(api, second.api, [bundled]);
+      const to = await serverOn('window-there', second.host, bundled);
+      const created = await actAndWait('POST', '/api/service-erp', 120_000, { server_id: here, name: 'Short window' });
+      const demoId = created.service_id as string;
+      expect(await actAndWait('POST', `/api/service-erp/${demoId}/start`, 120_000)).toMatchObject({ state: 'succeeded' });
+      const done = await actAndWait('POST', `/api/service-erp/${demoId}/move`, 300_000, { server_id: to });
+      expect(done, JSON.stringify(done)).toMatchObject({ state: 'succeeded', result: { write_pause_ms: expect.any(Number) } });
+      expect((await engineObjectsOf(api, demoId)).volumes.length).toBeGreaterThan(0);
+      // 3.6 seconds from the switch.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(done.result.rollback_until) - Date.now()) + 200));
+      await server.app.engine.sweepMoves();
+      expect(await engineObjectsOf(api, demoId)).toEqual({ containers: [], volumes: [], networks: [] });
+      const service = (await call('GET', `/api/service-erp/${demoId}`)).body;
+      expect(service).toMatchObject({ state: 'running', server_id: to });
+      expect((await fetch(service.url, { signal: AbortSignal.timeout(10_000) })).status).toBeLessThan(500);
+      const refused = await call('POST', `/api/service-erp/${demoId}/move/rollback`);
+      expect(refused.status).toBe(409);
+      expect(refused.body.detail).toMatch(/^The service has no move to roll back/);
+    } finally {
+      if (previous === undefined) delete process.env.TEAMINFRA_MOVE_ROLLBACK_HOURS;
+      else process.env.TEAMINFRA_MOVE_ROLLBACK_HOURS = previous;
+    }
   }, 600_000);
 });
