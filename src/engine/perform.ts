@@ -10,7 +10,7 @@ import { finishOperation, saveOperationSteps, type OperationKind, type Operation
 import { ACTIONS, copiesToDelete } from './actions.js';
 import type { ActionResult } from './actions/action-types.js';
 import { backupIdOf } from './actions/backup.js';
-import { moveParametersOf } from './actions/move.js';
+import { abandonMove, moveParametersOf } from './actions/move.js';
 import { restoreParametersOf } from './actions/restore.js';
 import { DriverError, type ServiceDriver } from './driver.js';
 import { loadServiceSpec } from './service-spec.js';
@@ -169,7 +169,9 @@ async function attemptAction(deps: PerformDeps, operation: OperationRow, steps: 
 /** Stops whatever the operation may have left half-running, then fails it. */
 async function giveUp(deps: PerformDeps, operation: OperationRow, attempt: number, steps: StepLog): Promise<Outcome> {
   steps.note(`Given up after ${attempt - 1} interruptions`);
-  if (operation.service_id && MAY_LEAVE_A_PROCESS.has(operation.kind)) {
+  if (operation.kind === 'move') {
+    await abandonMove(deps.db.kysely, steps.recording(deps.driver), operation).catch((error: unknown) => deps.onError(error, `giving up ${operation.id}`));
+  } else if (operation.service_id && MAY_LEAVE_A_PROCESS.has(operation.kind)) {
     const spec = await loadServiceSpec(deps.db.kysely, operation.service_id);
     if (spec) await steps.recording(deps.driver).stop(spec).catch((error: unknown) => deps.onError(error, `giving up ${operation.id}`));
   }

@@ -43,12 +43,18 @@ export async function moveAction({ db, driver, operation }: ActionContext): Prom
   const source = found;
   // Its port there is chosen at its start: the one it had is its old server's.
   const target: ServiceSpec = { ...found, port: null, pid: null, server: await loadServerSpec(db, parameters.to_server_id) };
-  if (wasRunning) await driver.transferData!(source, target);
-  const pauseBegan = Date.now();
+  let pauseBegan = Date.now();
   let writePauseMs = 0;
+  let stopped = false;
   let running: RunningService | null;
   try {
-    if (wasRunning) await driver.stop(source);
+    // Copied while it serves, so that the write pause only copies it again; a service that was stopped is copied once.
+    if (wasRunning) await driver.transferData!(source, target);
+    pauseBegan = Date.now();
+    if (wasRunning) {
+      stopped = true;
+      await driver.stop(source);
+    }
     await driver.transferData!(source, target);
     running = await switchToServer(db, driver, target, {
       start: wasRunning,
@@ -59,11 +65,24 @@ export async function moveAction({ db, driver, operation }: ActionContext): Prom
     });
   } catch (error) {
     await driver.removeFromServer!(target).catch(() => undefined);
-    if (wasRunning) await startAgainAfter(driver, source, persistingHooks(db, source.id), error);
+    if (stopped) await startAgainAfter(driver, source, persistingHooks(db, source.id), error);
     throw error;
   }
   if (parameters.rollback_of) await removeWhatTheRollbackLeft(db, driver, source, parameters.rollback_of);
   return resultOf(db, operation, parameters, running, writePauseMs);
+}
+
+/**
+ * A move given up after its worker died too often (perform.ts): before its switch, what it made
+ * on the new server goes and the service runs again on its old one if it ran; after it, the
+ * service is where it moved. Either way, one instance at most.
+ */
+export async function abandonMove(db: Kysely<Database>, driver: ServiceDriver, operation: OperationRow): Promise<void> {
+  const parameters = moveParametersOf(operation.parameters);
+  const service = await loadServiceSpec(db, operation.service_id as string);
+  if (!service || service.server.id === parameters.to_server_id) return;
+  await driver.removeFromServer!({ ...service, port: null, pid: null, server: await loadServerSpec(db, parameters.to_server_id) });
+  if (parameters.previous_state === 'running') await driver.start(service, persistingHooks(db, service.id));
 }
 
 /** In the switch's own write: the move's record (the old server keeps the service until rollback_until), or the rolled-back move's. */

@@ -14,7 +14,7 @@ import { findReachableServer } from '../../db/repositories/servers.js';
 import { findReachableService } from '../../db/repositories/services.js';
 import { findKeptMove } from '../../db/repositories/service-moves.js';
 import type { MoveParameters } from '../actions/move.js';
-import { enqueue, type PlannedOperation, type RequestContext } from './enqueue.js';
+import { enqueue, operationInFlight, type PlannedOperation, type RequestContext } from './enqueue.js';
 import { refuseIfBusy } from './service-actions.js';
 
 type Service = NonNullable<Awaited<ReturnType<typeof findReachableService>>>;
@@ -60,6 +60,7 @@ async function planMove(trx: Kysely<Database>, service: Service, to: Server, rol
   await refuseOtherEngine(trx, service, to);
   await refuseIfFull(trx, to);
   await refuseIfBusy(trx, service.id, service.parent_id);
+  await refuseWhileCopied(trx, service.id);
   const parameters: MoveParameters = {
     from_server_id: service.server_id, to_server_id: to.id, previous_state: service.state, rollback_of: rollbackOf,
   };
@@ -80,6 +81,13 @@ async function refuseOtherEngine(trx: Kysely<Database>, service: Service, to: Se
   if (ownImage && (from.image ?? null) !== (target.image ?? null)) {
     throw refuse("The service runs its server's image, and that server runs another one: choose a server with the same image.");
   }
+}
+
+/** A copy being made reads the service's data where the service is: not while it changes server. */
+async function refuseWhileCopied(trx: Kysely<Database>, serviceId: string): Promise<void> {
+  const copying = await trx.selectFrom('operations').select(['id', 'kind', 'state']).where('kind', '=', 'copy')
+    .where('state', 'in', ['queued', 'running']).where('parameters', '=', JSON.stringify({ source_id: serviceId })).executeTakeFirst();
+  if (copying) throw operationInFlight(`ERP service ${serviceId} (a copy of it is being made)`, copying);
 }
 
 /** Like a new service, a moved one takes a place on its new server. */

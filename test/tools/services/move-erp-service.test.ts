@@ -70,6 +70,23 @@ describe('move_erp_service', () => {
     expect(await db().selectFrom('operations').select('id').where('service_id', '=', serviceId).execute()).toEqual([]);
   });
 
+  it('answers 409 while a copy of the service is being made, and refuses a copy while the service moves', async () => {
+    const from = await dockerServer('copying-from', 'tcp://10.0.3.1:2376');
+    const to = await dockerServer('copying-to', 'tcp://10.0.3.2:2376');
+    const serviceId = await insertService(db(), { teamId: team.teamId, serverId: from, name: 'Being copied', state: 'running' });
+    const copy = await send(server.baseUrl, 'POST', `/api/service-erp/${serviceId}/copies`, token);
+    expect(copy.status).toBe(202);
+    const refused = await move(serviceId, to);
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toMatch(/^ERP service svc_\w+ \(a copy of it is being made\) already has an operation in progress: op_\w+ \(copy, queued\)/);
+
+    const other = await insertService(db(), { teamId: team.teamId, serverId: from, name: 'Moving away', state: 'running' });
+    expect((await move(other, to)).status).toBe(202);
+    const copyOfMoving = await send(server.baseUrl, 'POST', `/api/service-erp/${other}/copies`, token);
+    expect(copyOfMoving.status).toBe(409);
+    expect(copyOfMoving.body.detail).toMatch(/\(move, queued\)/);
+  });
+
   it('waits for approval when the token needs it for a move, as for any action that interrupts a service', async () => {
     const from = await dockerServer('approval-from', 'tcp://10.0.1.1:2376');
     const to = await dockerServer('approval-to', 'tcp://10.0.1.2:2376');
