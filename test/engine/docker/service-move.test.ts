@@ -1,7 +1,8 @@
 // move_erp_service and rollback_erp_service_move between two real Docker engines (the second
 // a dockerd of its own, standing in for another machine; the Tryton images copied to it offline,
 // as a registry would bring them): a Tryton service keeps its data and its admin's password on
-// its new server, serves while its data is copied, and says its write pause; its old server
+// its new server, serves while its data is copied, and says its write pause; a backup taken
+// before the move restores into it there, and its new backups are kept there; its old server
 // keeps the stopped service for the rollback window (the default one: no TEAMINFRA_* setting);
 // a rollback brings back its current data; a move whose target cannot start it leaves it
 // running on its old server, untouched, with nothing of it on the target; once a (short) window
@@ -31,6 +32,7 @@ describe.runIf(dockerAvailable && secondEngineStartable)('move_erp_service betwe
   let serviceId: string;
   let password: string;
   let bundled: string;
+  let backupBefore: string;
   const servers: string[] = [];
   const { call, actAndWait } = teamCalls(() => server.baseUrl, () => token);
   const serverOn = async (name: string, host: string, image?: string) => {
@@ -51,7 +53,10 @@ describe.runIf(dockerAvailable && secondEngineStartable)('move_erp_service betwe
     let url: string;
     ({ serviceId, password, url } = await startedTryton({ call, actAndWait }, (id) => waitForOperation(server.baseUrl, token, id, 120_000), here));
     await createParty(url, await trytonSession(url, 'admin', password), 'Before the move');
-  }, TRYTON_START_MS + 10 * 60_000);
+    const backedUp = await actAndWait('POST', `/api/service-erp/${serviceId}/backups`, 15 * 60_000);
+    expect(backedUp).toMatchObject({ state: 'succeeded' });
+    backupBefore = backedUp.backup_id as string;
+  }, TRYTON_START_MS + 25 * 60_000);
 
   afterAll(async () => {
     await server?.close();
@@ -94,6 +99,18 @@ describe.runIf(dockerAvailable && secondEngineStartable)('move_erp_service betwe
     expect(left.volumes.length).toBeGreaterThan(0);
     const running = await api.json<unknown[]>('GET', '/containers/json', { query: { filters: JSON.stringify({ label: [`io.teaminfra.service-id=${serviceId}`] }) } });
     expect(running).toEqual([]);
+  }, TRYTON_START_MS + 60_000);
+
+  it('restores a backup taken before the move (kept by the server it left) into the service on its new server, and backs it up there', async () => {
+    const restored = await actAndWait('POST', `/api/backups/${backupBefore}/restore`, TRYTON_START_MS);
+    expect(restored, JSON.stringify(restored)).toMatchObject({ state: 'succeeded', result: { safety_backup_id: expect.any(String) } });
+    const service = (await call('GET', `/api/service-erp/${serviceId}`)).body;
+    expect(service).toMatchObject({ state: 'running', server_id: there });
+    expect(await partyNames(service.url, await trytonSession(service.url, 'admin', password))).toEqual(['Before the move']);
+    const pathOf = async (id: string) => (await server.app.db.kysely.selectFrom('backups').select('file_path').where('id', '=', id).executeTakeFirstOrThrow()).file_path;
+    expect(await pathOf(backupBefore)).toMatch(new RegExp(`^docker://${here}/`));
+    // Its backups are now taken, and kept, on its new server.
+    expect(await pathOf(restored.result.safety_backup_id)).toMatch(new RegExp(`^docker://${there}/`));
   }, TRYTON_START_MS + 60_000);
 
   it('rolls back with the data written since the move, leaving nothing on the server it left', async () => {
