@@ -48,7 +48,8 @@ export async function moveAction({ db, driver, operation }: ActionContext): Prom
   let stopped = false;
   let running: RunningService | null;
   try {
-    // Copied while it serves, so that the write pause only copies it again; a service that was stopped is copied once.
+    // Copied first while it serves: a target that cannot take it (an image, its disk, the load) refuses before any
+    // downtime, and the pause finds the images and volumes there. A service that was stopped is copied once.
     if (wasRunning) await driver.transferData!(source, target);
     pauseBegan = Date.now();
     if (wasRunning) {
