@@ -814,3 +814,26 @@ CREATE TABLE IF NOT EXISTS member_notifications (
   updated_at    TEXT NOT NULL,
   PRIMARY KEY (team_id, user_id)
 );
+
+-- A service moved to another server (move_erp_service), from the switch on: the server it left
+-- keeps the stopped service and its data until rollback_until, for rollback_erp_service_move.
+-- state: kept (the left server still holds them), rolled_back (moved back by the rollback; the
+-- server it had moved to holds what the rollback left), removed (what was left is gone). A
+-- sweep (src/engine/moves/left-data-sweep.ts) removes what a move or rollback left, once the
+-- window ended or right after a rollback.
+CREATE TABLE IF NOT EXISTS service_moves (
+  id              TEXT PRIMARY KEY,
+  team_id         TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  service_id      TEXT NOT NULL REFERENCES erp_services (id),
+  operation_id    TEXT NOT NULL,
+  from_server_id  TEXT NOT NULL REFERENCES servers (id),
+  to_server_id    TEXT NOT NULL REFERENCES servers (id),
+  write_pause_ms  INTEGER NOT NULL,
+  switched_at     TEXT NOT NULL,
+  rollback_until  TEXT NOT NULL,
+  state           TEXT NOT NULL CHECK (state IN ('kept', 'rolled_back', 'removed')),
+  removed_at      TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS service_moves_operation ON service_moves (operation_id);
+CREATE INDEX IF NOT EXISTS service_moves_service ON service_moves (service_id, switched_at);
+CREATE INDEX IF NOT EXISTS service_moves_left ON service_moves (state, rollback_until);

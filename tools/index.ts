@@ -31,6 +31,8 @@ import createBackup from './backups/create-backup.js';
 import downloadBackup from './backups/download-backup.js';
 import restoreBackup from './backups/restore-backup.js';
 import recoverErpService from './services/recover-erp-service.js';
+import moveErpService from './services/move-erp-service.js';
+import rollbackErpServiceMove from './services/rollback-erp-service-move.js';
 import getBackupSchedule from './backups/get-backup-schedule.js';
 import setBackupSchedule from './backups/set-backup-schedule.js';
 import requestDecision from './decisions/request-decision.js';
@@ -71,6 +73,8 @@ export const catalog: readonly Capability[] = Object.freeze([
   downloadBackup,
   restoreBackup,
   recoverErpService,
+  moveErpService,
+  rollbackErpServiceMove,
   getBackupSchedule,
   setBackupSchedule,
   requestDecision,

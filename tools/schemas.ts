@@ -138,6 +138,10 @@ export const OperationView = builtOnce(() => z.object({
     data_as_of: z.string().optional()
       .describe('For a recovery (recover_erp_service), the time of the data the service came back with: what was written after it was lost with its server.'),
     recovered_on_server_id: ServerId().optional().describe('For a recovery, the server the service now runs on.'),
+    write_pause_ms: z.number().optional()
+      .describe('For a move or its rollback, how long the service was not serving (stopped for the final snapshot, until it answered on its new server).'),
+    rollback_until: z.string().optional()
+      .describe('For a move, until when the server it left keeps it stopped with its data (rollback_erp_service_move); removed after.'),
   }).nullable()
     .describe('What a succeeded operation gives back: for a restore, safety_backup_id (to every reader); for create_erp_service ' +
       'of an app with an admin login, initial_credentials once to the token that requested it, then initial_credentials_shown. ' +

@@ -93,6 +93,10 @@ function resultForViewer(row: OperationRow, viewer: OperationViewer | undefined,
     const recovered = JSON.parse(row.result) as { data_as_of: string; server_id: string };
     return { data_as_of: recovered.data_as_of, recovered_on_server_id: recovered.server_id };
   }
+  if (row.state === 'succeeded' && row.kind === 'move' && row.result) {
+    const moved = JSON.parse(row.result) as { write_pause_ms?: number; rollback_until?: string };
+    return { write_pause_ms: moved.write_pause_ms, rollback_until: moved.rollback_until };
+  }
   if (row.state !== 'succeeded' || !row.result || !viewer) return null;
   if (!requestedBy(row, viewer)) return null;
   if (given) return { initial_credentials: given };

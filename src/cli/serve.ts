@@ -8,6 +8,7 @@ import { describePostgresUrl } from '../db/dialect-postgres.js';
 import { defaultNodeName, NODE_NAME } from '../engine/node-name.js';
 import { DEFAULT_ENGINE_CONFIG } from '../engine/engine.js';
 import { healthIntervalMsFromEnv } from '../health/health-settings.js';
+import { moveRollbackMsFromEnv } from '../engine/moves/rollback-window.js';
 import { rowRetentionFromEnvForServe } from './row-retention-env.js';
 import { backupCacheFromEnv, backupRetentionFromEnv, dataLocationOf, leaseMsFromEnv, nodeGoneMsFromEnv, parseOptions } from './options.js';
 import { secureDataDir } from './secure-data-dir.js';
@@ -40,6 +41,7 @@ export async function runServe(args: string[]): Promise<void> {
 
   const secretsKeys = loadSecretsKeys(location.dataDir);
   const health = healthFromEnv();
+  refuseBadMoveWindow();
   const app = createApp({
     ...defaultConfig(location.dataDir), database: location.database, engine: { node, newServersDockerHost: dockerHost, ...leaseMsFromEnv(), ...nodeGoneMsFromEnv(), ...backupRetentionFromEnv(), ...backupCacheFromEnv(), rowRetention: rowRetentionFromEnvForServe(), ...health.config }, secretsKeys,
   }, (error, capability) =>
@@ -126,6 +128,15 @@ export async function runServe(args: string[]): Promise<void> {
   };
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
+}
+
+/** TEAMINFRA_MOVE_ROLLBACK_HOURS is read at each move's switch: a bad value stops serve now, not a move later. */
+function refuseBadMoveWindow(): void {
+  try {
+    moveRollbackMsFromEnv();
+  } catch (error) {
+    throw new UsageError(`serve: ${(error as Error).message}`);
+  }
 }
 
 /**

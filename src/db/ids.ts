@@ -6,7 +6,7 @@ const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 let lastMillis = 0;
 let sequence = 0;
 
-export type IdPrefix = 'team' | 'usr' | 'srv' | 'svc' | 'tok' | 'op' | 'opt' | 'bak' | 'eml' | 'wh' | 'evt' | 'dlv' | 'aud' | 'dec' | 'inc' | 'ntf' | 'drl';
+export type IdPrefix = 'team' | 'usr' | 'srv' | 'svc' | 'tok' | 'op' | 'opt' | 'bak' | 'eml' | 'wh' | 'evt' | 'dlv' | 'aud' | 'dec' | 'inc' | 'ntf' | 'drl' | 'mov';
 
 /** A new id; `now` is the millisecond it carries, for a row whose time column must agree with it (audit.ts). */
 export function newId(prefix: IdPrefix, now = Date.now()): string {

@@ -281,6 +281,12 @@ export interface SecretsKeyCheckTable {
 export interface NamePositionsTable { n: number }
 export interface ServiceNameGramsTable { team_id: string; gram: string; service_id: string }
 
+/** A service moved to another server, from its switch on (schema.sql, service_moves; src/engine/moves/). */
+export interface ServiceMovesTable {
+  id: string; team_id: string; service_id: string; operation_id: string; from_server_id: string; to_server_id: string;
+  write_pause_ms: number; switched_at: string; rollback_until: string; state: 'kept' | 'rolled_back' | 'removed'; removed_at: string | null;
+}
+
 export interface Database {
   teams: TeamsTable;
   users: UsersTable;
@@ -330,4 +336,5 @@ export interface Database {
   notification_emails: NotificationEmailsTable;
   notification_mail: NotificationMailTable;
   member_notifications: MemberNotificationsTable;
+  service_moves: ServiceMovesTable;
 }

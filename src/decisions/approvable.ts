@@ -3,6 +3,7 @@
 // the panel without loading the catalog, and a test keeps the two equal.
 export const APPROVABLE_ACTIONS = [
   'stop_erp_service', 'redeploy_erp_service', 'delete_erp_service', 'restore_backup', 'set_backup_schedule',
+  'move_erp_service', 'rollback_erp_service_move',
 ] as const;
 
 export type ApprovableAction = (typeof APPROVABLE_ACTIONS)[number];
@@ -14,6 +15,8 @@ export const APPROVABLE_ACTION_TITLES: Record<ApprovableAction, string> = {
   delete_erp_service: 'Delete an ERP service',
   restore_backup: 'Restore a backup',
   set_backup_schedule: 'Set a backup schedule',
+  move_erp_service: 'Move an ERP service',
+  rollback_erp_service_move: 'Roll back a move',
 };
 
 /** When an action waits for approval only with some inputs (its capability's `destructiveWhen`), what they are. */

@@ -9,6 +9,7 @@ import { backupAction } from './actions/backup.js';
 import { copyAction } from './actions/copy.js';
 import { restoreAction } from './actions/restore.js';
 import { recoverAction } from './actions/recover.js';
+import { moveAction } from './actions/move.js';
 import { persistingHooks, requireService } from './actions/service-of-operation.js';
 import { loadServerSpec, loadServiceSpec } from './service-spec.js';
 import { makeDockerServer } from './docker/docker-servers.js';
@@ -59,6 +60,7 @@ export const ACTIONS: Record<OperationKind, Action> = {
   backup: backupAction,
   restore: restoreAction,
   recover: recoverAction,
+  move: moveAction,
 };
 
 /** The copies a delete operation was queued with. */

@@ -14,7 +14,8 @@ import { publicReason } from './redact-secrets.js';
 export class DriverRouter implements ServiceDriver {
   readonly name = 'router';
 
-  constructor(readonly local: ServiceDriver, readonly docker: ServiceDriver) {}
+  /** `moves`: what moves a service between Docker servers (docker/service-move.ts); absent: services do not move. */
+  constructor(readonly local: ServiceDriver, readonly docker: ServiceDriver, readonly moves?: Required<Pick<ServiceDriver, 'transferData' | 'removeFromServer'>>) {}
 
   provisionServer(server: ServerSpec): Promise<{ rootDir: string }> {
     return this.engineFailures(this.driverOf(server).provisionServer(server));
@@ -58,6 +59,16 @@ export class DriverRouter implements ServiceDriver {
 
   copy(source: ServiceSpec, copy: ServiceSpec): Promise<void> {
     return this.engineFailures(this.driverOf(copy.server).copy(source, copy), copy);
+  }
+
+  transferData(source: ServiceSpec, target: ServiceSpec): Promise<{ sizeBytes: number }> {
+    if (!source.server.docker || !target.server.docker || !this.moves) return Promise.reject(new DriverError('Only a service on a Docker server moves, and only to another Docker server.'));
+    return this.engineFailures(this.moves.transferData(source, target), source);
+  }
+
+  removeFromServer(service: ServiceSpec): Promise<void> {
+    if (!service.server.docker || !this.moves) return Promise.reject(new DriverError('Only a service on a Docker server moves.'));
+    return this.engineFailures(this.moves.removeFromServer(service), service);
   }
 
   async restartCount(service: ServiceSpec): Promise<number | null> {

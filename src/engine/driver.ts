@@ -150,6 +150,19 @@ export interface ServiceDriver {
    * driver restarts nothing by itself (local processes), so no crash loop is watched for.
    */
   restartCount?(service: ServiceSpec): Promise<number | null>;
+  /**
+   * For a move (src/engine/actions/move.ts): loads a consistent snapshot of `source`'s data into
+   * the same service on another server (`target`: same id, another server, nothing of it
+   * running there), replacing whatever of it was there. `source` keeps serving if it runs (the
+   * data is read as for a copy). Absent: the driver's services do not move.
+   */
+  transferData?(source: ServiceSpec, target: ServiceSpec): Promise<{ sizeBytes: number }>;
+  /**
+   * Removes what of the service is on the server of `service` (its containers, data and
+   * network there), never what the control plane keeps of it (secrets, settings, backups):
+   * what a move left on the server it left. Idempotent.
+   */
+  removeFromServer?(service: ServiceSpec): Promise<void>;
 }
 
 /**

@@ -10,6 +10,7 @@ import { LocalDriver } from './local/local-driver.js';
 import { DockerDriver } from './docker/docker-driver.js';
 import { ProxyKeeper, proxySyncIntervalFromEnv } from './docker/proxy/proxy-keeper.js';
 import { EngineRegistry } from './docker/engine-registry.js';
+import { DockerMoves } from './docker/service-move.js';
 import { findRegistryCredentials } from './docker/registry-credentials.js';
 import { engineCallTimeoutFromEnv } from './docker/docker-api.js';
 import { reportDockerOrphans } from './docker/orphans.js';
@@ -18,6 +19,7 @@ import { DriverRouter } from './driver-router.js';
 import { defaultNodeName } from './node-name.js';
 import { NodeHeartbeat } from './node-heartbeat.js';
 import { performOperation } from './perform.js';
+import { removeLeftMoveData } from './moves/left-data-sweep.js';
 import { reconcileServices } from './reconcile.js';
 import { serviceSpecQuery, specOf, takenPorts } from './service-spec.js';
 import { changeServiceState } from './state-changes.js';
@@ -65,6 +67,8 @@ export interface EngineConfig {
   rowRetention: RowRetentionDays;
   /** How often rows are pruned (also once at start); 0: never. */
   rowRetentionIntervalMs: number;
+  /** How often what moves left on the servers they left is removed once due (moves/left-data-sweep.ts; also once at start); 0: never. */
+  moveSweepIntervalMs: number;
   /** How often running services are checked for a process that died; 0: never. */
   reconcileIntervalMs: number;
   /** How often the health watcher checks services and engines (TEAMINFRA_HEALTH_INTERVAL_S; src/health/); 0: never by itself (tests call health.tick()). */
@@ -121,7 +125,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   clock: Date.now, backupScheduleIntervalMs: DEFAULT_SCHEDULER_OPTIONS.intervalMs,
   backupRetryDelayMs: DEFAULT_SCHEDULER_OPTIONS.retryDelayMs, backupMaxAttempts: DEFAULT_SCHEDULER_OPTIONS.maxAttempts,
   rowRetention: Object.fromEntries(ROW_RETENTION_NAMES.map((name) => [name, ROW_RETENTION_SETTINGS[name].defaultDays])) as RowRetentionDays,
-  rowRetentionIntervalMs: 3_600_000,
+  rowRetentionIntervalMs: 3_600_000, moveSweepIntervalMs: 600_000,
   concurrency: 8, reconcileIntervalMs: 15_000, healthIntervalMs: DEFAULT_HEALTH_INTERVAL_S * 1000, proxySyncIntervalMs: proxySyncIntervalFromEnv(),
   panelUrl: () => process.env.TEAMINFRA_PUBLIC_URL?.trim().replace(/\/+$/, '') || null, startTimeoutMs: startTimeoutFromEnv(), stopGraceMs: 5_000,
   shutdownGraceMs: positiveIntegerFromEnv('TEAMINFRA_SHUTDOWN_GRACE_MS', 10_000),
@@ -150,6 +154,8 @@ export interface Engine {
   readonly proxies: ProxyKeeper;
   /** Runs the restore drills the scheduler queued (by itself every drills.intervalMs; tests and the operator's command call it). */
   readonly drills: RestoreDrillRunner;
+  /** Removes what moves left on the servers they left once due (by itself every moveSweepIntervalMs); the moves done. */
+  sweepMoves(): Promise<string[]>;
   /** Reconciles services with what really runs, then starts taking operations. */
   start(): Promise<void>;
   close(options?: { services?: 'detach' | 'stop' }): Promise<void>;
@@ -170,7 +176,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   };
   const docker = new DockerDriver(dockerOptions);
   const proxies = new ProxyKeeper(dockerOptions, { intervalMs: config.proxySyncIntervalMs, onError });
-  const driver = new DriverRouter(local, docker);
+  const driver = new DriverRouter(local, docker, new DockerMoves(dockerOptions));
   const reconcileDeps = { db: db.kysely, driver, node: config.node, onError };
   const worker = new OperationWorker(db, (operation, owner, attempt, abandoned) =>
     performOperation({ db, driver, onError, newServersDockerHost: config.newServersDockerHost, secrets }, operation, owner, attempt, abandoned), {
@@ -199,6 +205,19 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
   const drills = new RestoreDrillRunner(db, { driver, secrets, dataDir: db.dataDir }, {
     ...DEFAULT_DRILL_RUNNER_OPTIONS, ...config.drills, node: config.node, onError,
   });
+  let movesTimer: NodeJS.Timeout | undefined;
+  let sweepingMoves: Promise<string[]> | undefined;
+  const sweepMoves = () => {
+    sweepingMoves ??= removeLeftMoveData(db.kysely, driver, new Date(config.clock()).toISOString(), onError)
+      .catch((error: unknown) => {
+        onError(error, 'removing what moves left');
+        return [];
+      })
+      .finally(() => {
+        sweepingMoves = undefined;
+      });
+    return sweepingMoves;
+  };
   let rowsTimer: NodeJS.Timeout | undefined;
   let pruningRows: Promise<unknown> | undefined;
   const pruneOldRows = () => {
@@ -224,6 +243,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
     proxies,
     drills,
     observer: new EngineObserver(db.kysely, engines, db.dataDir),
+    sweepMoves,
     get started() {
       return state === 'started';
     },
@@ -246,6 +266,11 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       proxies.start();
       offsite.start();
       drills.start();
+      if (config.moveSweepIntervalMs > 0) {
+        void sweepMoves();
+        movesTimer = setInterval(() => void sweepMoves(), config.moveSweepIntervalMs);
+        movesTimer.unref();
+      }
       if (config.rowRetentionIntervalMs > 0) {
         pruneOldRows();
         rowsTimer = setInterval(pruneOldRows, config.rowRetentionIntervalMs);
@@ -266,6 +291,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       if (reconcileTimer) clearInterval(reconcileTimer);
       if (retentionTimer) clearInterval(retentionTimer);
       if (rowsTimer) clearInterval(rowsTimer);
+      if (movesTimer) clearInterval(movesTimer);
       await scheduler.close();
       await health.close();
       await proxies.close();
@@ -274,6 +300,7 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
       await reconciling;
       await pruning;
       await pruningRows;
+      await sweepingMoves;
       const abandoned = await worker.close(config.shutdownGraceMs);
       await heartbeat.close();
       if (abandoned > 0) {

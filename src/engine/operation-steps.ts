@@ -34,6 +34,8 @@ const DRIVER_STEPS: Partial<Record<keyof ServiceDriver, string>> = {
   backup: 'Wrote the backup',
   restore: 'Restored the backup',
   copy: "Copied the data into the copy",
+  transferData: 'Copied the data to the other server',
+  removeFromServer: 'Removed what the service left on the server',
 };
 
 /** The moments a driver reports through the hooks it is given. */

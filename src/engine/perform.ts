@@ -10,6 +10,7 @@ import { finishOperation, saveOperationSteps, type OperationKind, type Operation
 import { ACTIONS, copiesToDelete } from './actions.js';
 import type { ActionResult } from './actions/action-types.js';
 import { backupIdOf } from './actions/backup.js';
+import { abandonMove, moveParametersOf } from './actions/move.js';
 import { restoreParametersOf } from './actions/restore.js';
 import { DriverError, type ServiceDriver } from './driver.js';
 import { loadServiceSpec } from './service-spec.js';
@@ -58,7 +59,8 @@ export async function performOperation(
   // Asked of the driver before the transaction: a failed restore leaves the service as it really is.
   const afterFailedRestore = !outcome.ok && operation.kind === 'restore' ? await serviceAfterFailedRestore(deps, operation, outcome.reason) : undefined;
   // A redeploy that failed may have left the previous revision serving (the Docker driver starts the new one beside it).
-  const stillServing = !outcome.ok && operation.kind === 'redeploy' ? await runningNow(deps, operation) : undefined;
+  // So may a move that failed (it is started again on its old server).
+  const stillServing = !outcome.ok && (operation.kind === 'redeploy' || operation.kind === 'move') ? await runningNow(deps, operation) : undefined;
   await inWriteTransaction(deps.db.kysely, async (trx) => {
     const at = nowIso();
     const finished = await finishOperation(trx, operation.id, owner, {
@@ -115,6 +117,11 @@ async function recordFailure(
     await writeRestoreEvent(trx, operation, restoreParametersOf(operation.parameters).backup_id, outcome.reason, at);
     return;
   }
+  if (operation.kind === 'move' && moveParametersOf(operation.parameters).previous_state === 'stopped') {
+    // A stopped service whose move failed stays as it was, on its old server.
+    await updateService(trx, operation.service_id, { state: 'stopped', reason: outcome.reason, pid: null }, at);
+    return;
+  }
   for (const copyId of operation.kind === 'delete' ? copiesToDelete(operation) : []) {
     await changeServiceState(trx, copyId, { state: 'failed', reason: outcome.reason, pid: null }, cause, at);
   }
@@ -162,7 +169,9 @@ async function attemptAction(deps: PerformDeps, operation: OperationRow, steps: 
 /** Stops whatever the operation may have left half-running, then fails it. */
 async function giveUp(deps: PerformDeps, operation: OperationRow, attempt: number, steps: StepLog): Promise<Outcome> {
   steps.note(`Given up after ${attempt - 1} interruptions`);
-  if (operation.service_id && MAY_LEAVE_A_PROCESS.has(operation.kind)) {
+  if (operation.kind === 'move') {
+    await abandonMove(deps.db.kysely, steps.recording(deps.driver), operation).catch((error: unknown) => deps.onError(error, `giving up ${operation.id}`));
+  } else if (operation.service_id && MAY_LEAVE_A_PROCESS.has(operation.kind)) {
     const spec = await loadServiceSpec(deps.db.kysely, operation.service_id);
     if (spec) await steps.recording(deps.driver).stop(spec).catch((error: unknown) => deps.onError(error, `giving up ${operation.id}`));
   }

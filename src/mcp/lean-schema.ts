@@ -96,8 +96,10 @@ export function summaryOf(schema: JsonSchema, members: readonly string[]): JsonS
  * metrics), and so is a large nested piece met again (a service's domains with their
  * certificates, declared by get_erp_service, then by add_service_domain's and
  * remove_service_domain's answers; a mail relay): tools/list is one document to a model, which
- * reads the values and members once. `$defs` cannot share across tools (each schema is its own
- * document), so this is the catalog's sharing. `declared` holds the pieces met so far, in catalog order.
+ * reads the values and members once. A whole answer met again (a write answering what a read
+ * declared) names its members without their types. `$defs` cannot share across tools (each
+ * schema is its own document), so this is the catalog's sharing. `declared` holds the pieces met
+ * so far, in catalog order.
  */
 export function vocabularyOnce(schema: JsonSchema, declared: Set<string>): JsonSchema {
   return onceNode(schema, declared, true) as JsonSchema;
@@ -117,8 +119,9 @@ function onceNode(schema: unknown, declared: Set<string>, root = false): unknown
     return node;
   }
   const key = JSON.stringify(node);
-  if (!root && key.length >= LARGE_PIECE) {
-    if (declared.has(key)) return typeAlone(node);
+  if (key.length >= LARGE_PIECE) {
+    // A whole answer met again (set_backup_schedule answers the schedule get_backup_schedule declared) names its members.
+    if (declared.has(key)) return root ? summaryOf(node, Object.keys((node.properties ?? {}) as JsonSchema)) : typeAlone(node);
     declared.add(key);
   }
   const copy: JsonSchema = { ...node };

@@ -76,7 +76,7 @@ function toolOf(capability: Capability, vocabularies: Set<string>): Tool {
 
 function outputSchemaOf(capability: Capability, vocabularies: Set<string>): Tool['outputSchema'] {
   const lean = leanOutputSchema(objectSchema(capability, 'output'));
-  const declared = !capability.hints.readOnly && isResource(lean) ? summaryOf(lean, WRITE_MEMBERS) : itemsSummarized(lean);
+  const declared = !capability.hints.readOnly && isResource(lean) ? summaryOf(lean, WRITE_MEMBERS) : itemsSummarized(lean, vocabularies);
   return withSharedPieces(vocabularyOnce(declared, vocabularies)) as Tool['outputSchema'];
 }
 
@@ -86,14 +86,22 @@ function isResource(schema: Record<string, unknown>): boolean {
   return properties !== undefined && 'id' in properties && 'state' in properties;
 }
 
-/** A page (`data` and `next_cursor`) declares its items by ITEM_MEMBERS; any other answer, whole. */
-function itemsSummarized(schema: Record<string, unknown>): Record<string, unknown> {
+/**
+ * A page (`data` and `next_cursor`) declares its items by ITEM_MEMBERS, and its next_cursor only
+ * if it is the catalog's first page (the later ones name it); any other answer, whole.
+ */
+function itemsSummarized(schema: Record<string, unknown>, declared: Set<string>): Record<string, unknown> {
   const properties = schema.properties as Record<string, { type?: unknown; items?: Record<string, unknown> }> | undefined;
   const data = properties?.data;
   if (!data || !data.items || !('next_cursor' in properties)) return schema;
   if (!('id' in ((data.items.properties ?? {}) as object))) return schema;
-  return { ...schema, properties: { ...properties, data: { ...data, items: summaryOf(data.items, ITEM_MEMBERS) } } };
+  const cursor = declared.has(PAGE_CURSOR) ? {} : properties.next_cursor;
+  declared.add(PAGE_CURSOR);
+  return { ...schema, properties: { ...properties, data: { ...data, items: summaryOf(data.items, ITEM_MEMBERS) }, next_cursor: cursor } };
 }
+
+/** What `declared` holds once a page declared its next_cursor. */
+const PAGE_CURSOR = 'page:next_cursor';
 
 /**
  * The hints, each stated only where it differs from the MCP default (readOnly false, destructive

@@ -93,16 +93,38 @@ describe('the lean schemas of tools/list', () => {
   });
 
   it('declare a write\'s answer whole when it is not a resource with an id and a state', () => {
-    for (const { capability, tool } of tools.definitions) {
-      const full = leanOutputSchema(jsonSchemaOf(capability.output, 'output'));
+    const fullOf = (capability: (typeof tools.definitions)[number]['capability']) => leanOutputSchema(jsonSchemaOf(capability.output, 'output'));
+    for (const [index, { capability, tool }] of tools.definitions.entries()) {
+      const full = fullOf(capability);
       const members = Object.keys((full.properties ?? {}) as object);
       if (capability.hints.readOnly || (members.includes('id') && members.includes('state'))) continue;
       // Whole, but for a large piece an earlier answer declared (a mail relay, a service's domains): its type alone.
       const declared = (tool.outputSchema!.properties ?? {}) as Record<string, object>;
       expect(Object.keys(declared), capability.name).toEqual(members);
+      // Or named, member by member, when an earlier tool declared that very answer whole.
+      if (Object.values(declared).every((piece) => JSON.stringify(piece) === '{}')) {
+        const earlier = tools.definitions.slice(0, index).some((definition) => JSON.stringify(fullOf(definition.capability)) === JSON.stringify(full));
+        expect(earlier, capability.name).toBe(true);
+        continue;
+      }
       for (const [name, piece] of Object.entries(full.properties as Record<string, object>)) {
         if (JSON.stringify(declared[name]) !== JSON.stringify(piece)) expect(JSON.stringify(declared[name]), `${capability.name}.${name}`).toMatch(/^\{"(type|anyOf)":("(array|object)"|\[\{"type":"(array|object)"\},\{"type":"null"\}\])\}$/);
       }
     }
+  });
+
+  it('name a later page\'s next_cursor, which the catalog\'s first page declares, and still accept its answers', () => {
+    expect((outputOf('list_erp_services').properties as Record<string, unknown>).next_cursor).toEqual({ anyOf: [{ type: 'string' }, { type: 'null' }] });
+    expect((outputOf('list_servers').properties as Record<string, unknown>).next_cursor).toEqual({});
+    for (const cursor of [null, 'c_abc']) expect(ajv.validate(outputOf('list_servers'), { data: [], next_cursor: cursor })).toBe(true);
+  });
+
+  it('name the members of a write\'s answer that a read declared whole before it', () => {
+    const schedule = outputOf('get_backup_schedule');
+    const members = Object.keys(schedule.properties!);
+    expect(outputOf('set_backup_schedule').properties).toEqual(Object.fromEntries(members.map((name) => [name, {}])));
+    const answer = { service_id: 'svc_aaaaaaaaaaaaaaaaaaaa', frequency: 'daily', time: '02:00', keep_daily: 7, keep_weekly: 4, keep_monthly: 6, next_run_at: null };
+    expect(ajv.validate(schedule, answer)).toBe(true);
+    expect(ajv.validate(outputOf('set_backup_schedule'), answer)).toBe(true);
   });
 });

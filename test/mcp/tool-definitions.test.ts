@@ -73,7 +73,8 @@ describe('buildToolCatalog', () => {
   it('marks, for 2025-era clients only, the tools that can answer with a task: long actions and asking a decision', () => {
     const taskable = tools.definitions.filter((definition) => definition.legacyTool.execution !== undefined).map((d) => d.tool.name).sort();
     expect(taskable).toEqual(['create_backup', 'create_copy', 'create_erp_service', 'create_server', 'delete_erp_service',
-      'recover_erp_service', 'redeploy_erp_service', 'request_decision', 'restore_backup', 'start_erp_service', 'stop_erp_service']);
+      'move_erp_service', 'recover_erp_service', 'redeploy_erp_service', 'request_decision', 'restore_backup', 'rollback_erp_service_move',
+      'start_erp_service', 'stop_erp_service']);
     for (const definition of tools.definitions) {
       expect(definition.tool.execution).toBeUndefined();
       if (definition.legacyTool !== definition.tool) expect(definition.legacyTool).toEqual({ ...definition.tool, execution: { taskSupport: 'optional' } });

@@ -193,7 +193,7 @@ describe('Needs approval for, on the API Tokens form', () => {
     const refused = await createForm(await signedIn('owner@example.com'), ['restore_backup', 'drop_everything']);
     expect(refused.status).toBe(422);
     expect(refused.text).toContain('&quot;Needs approval for&quot; can name only these actions: Stop an ERP service, Redeploy an ERP service, ' +
-      'Delete an ERP service, Restore a backup, Set a backup schedule.');
+      'Delete an ERP service, Restore a backup, Set a backup schedule, Move an ERP service, Roll back a move.');
     // One of them waits only with some inputs, and the form says which.
     expect(refused.text).toContain('Set a backup schedule (only when lowering its retention would remove backups that exist)');
   });

@@ -8,7 +8,7 @@ import { activityView } from '../views.js';
 export default defineCapability({
   name: 'list_activity',
   title: 'List activity',
-  description: "The team's actions and refusals on every channel, newest first; a limited token sees what it reaches.",
+  description: 'Actions and refusals on every channel, newest first; a limited token sees what it reaches.',
   permission: 'activity:read',
   // A service given must be one the token reaches (404 otherwise), as for its other lists.
   target: { kind: 'service', from: 'service_id', optional: true },

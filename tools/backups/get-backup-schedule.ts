@@ -6,7 +6,7 @@ import { BackupScheduleView, ServiceId } from '../schemas.js';
 export default defineCapability({
   name: 'get_backup_schedule',
   title: 'Get a backup schedule',
-  description: 'When a service backs itself up, and how many of those backups it keeps.',
+  description: 'When a service backs itself up and how many of those backups it keeps.',
   permission: 'backups:read',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({ service_id: ServiceId() }),

@@ -7,14 +7,14 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'restore_backup',
   title: 'Restore a backup',
-  description: 'Restores the backup into its service or a copy, once verified, after a safety backup.',
+  description: 'Restores a verified backup into its service or a copy, after a safety backup.',
   permission: 'backups:restore',
   approvable: { queues: 'restore' },
   target: { kind: 'backup', from: 'backup_id' },
   input: () => z.strictObject({
     backup_id: BackupId(),
     target_service_id: ServiceId().optional()
-      .describe('A copy to restore into instead of the backed-up service.'),
+      .describe('A copy to restore into instead.'),
   }),
   output: OperationView,
   http: { method: 'POST', path: '/api/backups/{backup_id}/restore', status: 202 },

@@ -6,8 +6,8 @@ import { BackupScheduleFields, BackupScheduleView, ServiceId } from '../schemas.
 export default defineCapability({
   name: 'set_backup_schedule',
   title: 'Set a backup schedule',
-  description: 'Sets when a service backs itself up and how many scheduled backups it keeps. Counts that would prune existing ' +
-    'backups also need backups:delete, maybe approval.',
+  description: 'Sets when a service backs itself up and how many scheduled backups it keeps; pruning existing ones also ' +
+    'needs backups:delete.',
   permission: 'backups:create',
   // Raising or keeping retention loses nothing; lowering it so that backups that exist now would
   // go removes them for good at the next retention pass.

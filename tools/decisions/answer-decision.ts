@@ -8,7 +8,7 @@ import { decisionView } from '../views.js';
 export default defineCapability({
   name: 'answer_decision',
   title: 'Answer a decision',
-  description: 'Answers a pending decision another token asked; on an approval, "approve" runs the action, "deny" fails it.',
+  description: 'Answers a pending decision another token asked; for an approval, approve runs the action and deny fails it.',
   permission: 'decisions:answer',
   target: { kind: 'decision', from: 'decision_id' },
   input: () => z.strictObject({

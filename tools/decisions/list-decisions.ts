@@ -8,7 +8,7 @@ import { decisionView } from '../views.js';
 export default defineCapability({
   name: 'list_decisions',
   title: 'List decisions',
-  description: 'The decisions this token reaches; state filters them (e.g. pending).',
+  description: 'Decisions this token reaches; state filters them (e.g. pending).',
   permission: 'decisions:read',
   target: { kind: 'team' },
   input: () => z.strictObject({

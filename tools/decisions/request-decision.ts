@@ -9,9 +9,9 @@ const Option = DisplayName;
 
 export default defineCapability({
   name: 'request_decision',
-  title: 'Ask the team for a decision',
+  title: 'Ask the team a question',
   description:
-    'Asks the team a question (free text or 2-10 options), answered in the panel or with answer_decision.',
+    'Asks the team a question (free text or 2-10 options), answered in the panel or by answer_decision.',
   permission: 'decisions:request',
   target: { kind: 'service', from: 'service_id', optional: true },
   input: () => z.strictObject({

@@ -8,8 +8,8 @@ import { emailSummaryView } from '../views.js';
 
 export default defineCapability({
   name: 'list_caught_emails',
-  title: "List a copy's caught emails",
-  description: 'The emails a copy sent (caught, not delivered), newest first; may hold password-reset links.',
+  title: 'List caught emails',
+  description: 'Emails a copy sent (caught, not delivered), newest first; may hold reset links.',
   permission: 'mailcatcher:read',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({ service_id: ServiceId().describe('The copy.'), ...PageInput() }),

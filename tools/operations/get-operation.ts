@@ -7,8 +7,7 @@ import { operationAnswer } from './operation-answer.js';
 export default defineCapability({
   name: 'get_operation',
   title: 'Get an operation',
-  description: "A long action's state, reason and steps; poll until it ends. A create's initial_credentials " +
-    'come once, in the first answer showing it succeeded.',
+  description: "A long action's state, reason and steps. A create's initial_credentials come once, in the first answer of success.",
   permission: 'services:read',
   readableByRequester: true,
   target: { kind: 'operation', from: 'operation_id' },

@@ -8,7 +8,7 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'list_operations',
   title: 'List operations',
-  description: 'The long actions on what this token reaches, without initial_credentials (get_operation gives them).',
+  description: 'Long actions on what this token reaches; get_operation gives initial_credentials.',
   permission: 'services:read',
   readableByRequester: true,
   target: { kind: 'team' },

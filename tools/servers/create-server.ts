@@ -7,7 +7,7 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'create_server',
   title: 'Create a server',
-  description: 'Creates a server to host ERP services; the operation gives its server_id.',
+  description: 'Creates a server for ERP services; the operation gives its server_id.',
   permission: 'servers:write',
   target: { kind: 'team' },
   creates: 'server',

@@ -7,12 +7,12 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'create_copy',
   title: 'Copy an ERP service',
-  description: 'Creates a stopped staging copy of a service and its data, its mail caught; the operation gives its service_id.',
+  description: 'A stopped staging copy of a service and its data, mail caught; the operation gives its service_id.',
   permission: 'services:write',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({
     service_id: ServiceId(),
-    name: DisplayName().optional().describe('Default: the service\'s name with "(copy)".'),
+    name: DisplayName().optional().describe("Default: the service's name with (copy)."),
   }),
   output: OperationView,
   http: { method: 'POST', path: '/api/service-erp/{service_id}/copies', status: 202 },

@@ -8,7 +8,7 @@ export default defineCapability({
   name: 'create_erp_service',
   title: 'Create an ERP service',
   description:
-    'Creates a stopped service on a server; the operation gives its service_id, maybe initial_credentials (shown once).',
+    'Creates a stopped service; the operation gives its service_id and any initial_credentials (shown once).',
   permission: 'services:write',
   target: { kind: 'server', from: 'server_id' },
   creates: 'service',
@@ -16,7 +16,7 @@ export default defineCapability({
     server_id: ServerId(),
     name: DisplayName(),
     app: z.string().trim().min(1).max(64).optional()
-      .describe('demo (default), tryton or one the operator added; other than demo needs a Docker server.'),
+      .describe('demo (default), tryton or one the operator added; all but demo need a Docker server.'),
   }),
   output: OperationView,
   http: { method: 'POST', path: '/api/service-erp', status: 202 },

@@ -6,7 +6,7 @@ import { answered, observerOf } from './observer-answers.js';
 export default defineCapability({
   name: 'get_erp_service_metrics',
   title: "Get a service's metrics",
-  description: "A service's state, uptime, restarts, CPU (% of one core), memory and disk use.",
+  description: "A service's state, uptime, restarts, CPU (% of a core), memory and disk use.",
   permission: 'services:read',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({ service_id: ServiceId() }),

@@ -6,7 +6,7 @@ import { OutgoingMailView, ServiceId } from '../schemas.js';
 export default defineCapability({
   name: 'get_outgoing_mail',
   title: "Get a service's mail relay",
-  description: 'The SMTP relay a service sends mail through (null: none), without its password.',
+  description: "A service's SMTP relay (null: none), without its password.",
   permission: 'services:read',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({ service_id: ServiceId() }),

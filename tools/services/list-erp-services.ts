@@ -8,7 +8,7 @@ import { serviceView } from '../views.js';
 export default defineCapability({
   name: 'list_erp_services',
   title: 'List ERP services',
-  description: 'The ERP services this token reaches (copies: list_erp_service_copies).',
+  description: 'Services this token reaches; copies: list_erp_service_copies.',
   permission: 'services:read',
   target: { kind: 'team' },
   input: () => z.strictObject({ ...PageInput(), health: z.enum(['healthy', 'unhealthy']).optional() }),

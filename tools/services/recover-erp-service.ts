@@ -6,9 +6,9 @@ import { operationView } from '../views.js';
 
 export default defineCapability({
   name: 'recover_erp_service',
-  title: 'Recover an ERP service on another server',
-  description: 'Remakes a service of a lost server on another server from its newest off-site backup, with copies and ' +
-    'schedule, and starts it; result.data_as_of dates its data.',
+  title: 'Recover an ERP service',
+  description: "Remakes a lost server's service elsewhere from its newest off-site backup and starts it; " +
+    'result.data_as_of dates its data.',
   permission: 'backups:restore',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({

@@ -8,7 +8,7 @@ export default defineCapability({
   name: 'set_outgoing_mail',
   title: "Set a service's mail relay",
   description:
-    "Sets a service's SMTP relay from its next start (null: none). Refused on a copy, or a private host unless the operator allows it.",
+    "Sets a service's SMTP relay from its next start (null: none). Not for copies; private hosts only if the operator allows.",
   permission: 'services:write',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({

@@ -7,7 +7,7 @@ import { PermissionIdSchema } from '../schemas.js';
 // Read-only and about the caller only: tokens are managed on the panel's API Tokens page.
 export default defineCapability({
   name: 'get_current_token',
-  title: 'Show what this token may do',
+  title: "Show this token's access",
   description: "This token's team, channels, permissions, expiry, and the services and servers it is limited to (null: all).",
   permission: null,
   target: { kind: 'caller' },

@@ -82,7 +82,7 @@ export async function findReachableOperation(db: Kysely<Database>, reach: Reach,
 
 // ---- The queue side: what the engine writes and the worker takes. ----
 
-export type OperationKind = 'start' | 'stop' | 'redeploy' | 'create' | 'delete' | 'create_server' | 'copy' | 'backup' | 'restore' | 'recover';
+export type OperationKind = 'start' | 'stop' | 'redeploy' | 'create' | 'delete' | 'create_server' | 'copy' | 'backup' | 'restore' | 'recover' | 'move';
 export type OperationRow = Selectable<Database['operations']>;
 
 export interface NewOperation {

@@ -8,8 +8,8 @@ import { findInFlightOperation, type OperationRow } from '../../db/repositories/
 import { insertService } from '../../db/repositories/services.js';
 import { enqueue, operationInFlight, type RequestContext } from './enqueue.js';
 
-/** While one of these runs on the source, its data is missing, changing wholesale, or going away. */
-const SOURCE_UNSETTLED = new Set(['create', 'copy', 'restore', 'delete']);
+/** While one of these runs on the source, its data is missing, changing wholesale, going away, or changing server. */
+const SOURCE_UNSETTLED = new Set(['create', 'copy', 'restore', 'delete', 'move']);
 
 export async function requestCopy(
   context: RequestContext, capability: string, input: { service_id: string; name?: string | undefined },

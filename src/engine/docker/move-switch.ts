@@ -1,0 +1,27 @@
+// The switch of a move (src/engine/actions/move.ts), the one moment a service changes server:
+// it is started on its new server with the driver's own start, which resolves only once it
+// answers its health check there; only then does its row say the new server, its port and host
+// (its url follows: service-url.ts), in one write with the move's own record (`recordSwitch`).
+// A service that was stopped switches without starting. Until the per-server proxy (issue 39)
+// lands, a service's address is its front's port on its server, so the new url is the switch;
+// with the proxy, this is where its name is pointed at the new server.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/tables.js';
+import type { RunningService, ServiceDriver, ServiceSpec, StartHooks } from '../driver.js';
+import { inWriteTransaction } from '../write-transaction.js';
+
+/** The row is written at the switch only: until then it says the old server, where a failed move leaves the service. */
+const UNRECORDED: StartHooks = { portAssigned: async () => undefined, spawned: async () => undefined };
+
+export async function switchToServer(
+  db: Kysely<Database>, driver: ServiceDriver, target: ServiceSpec, options: { start: boolean; recordSwitch: (trx: Kysely<Database>) => Promise<void> },
+): Promise<RunningService | null> {
+  const running = options.start ? await driver.start(target, UNRECORDED) : null;
+  await inWriteTransaction(db, async (trx) => {
+    await trx.updateTable('erp_services').set({
+      server_id: target.server.id, port: running?.port ?? null, pid: running?.pid ?? null, published_host: running?.publishedHost ?? null,
+    }).where('id', '=', target.id).execute();
+    await options.recordSwitch(trx);
+  });
+  return running;
+}
