@@ -142,6 +142,8 @@ export const OperationView = builtOnce(() => z.object({
       .describe('For a move or its rollback, how long the service was not serving (stopped for the final snapshot, until it answered on its new server).'),
     rollback_until: z.string().optional()
       .describe('For a move, until when the server it left keeps it stopped with its data (rollback_erp_service_move); removed after.'),
+    dns_change: z.string().optional()
+      .describe('For a move of a service with domains of its team: the DNS records to change, in a sentence.'),
   }).nullable()
     .describe('What a succeeded operation gives back: for a restore, safety_backup_id (to every reader); for create_erp_service ' +
       'of an app with an admin login, initial_credentials once to the token that requested it, then initial_credentials_shown. ' +

@@ -94,8 +94,8 @@ function resultForViewer(row: OperationRow, viewer: OperationViewer | undefined,
     return { data_as_of: recovered.data_as_of, recovered_on_server_id: recovered.server_id };
   }
   if (row.state === 'succeeded' && row.kind === 'move' && row.result) {
-    const moved = JSON.parse(row.result) as { write_pause_ms?: number; rollback_until?: string };
-    return { write_pause_ms: moved.write_pause_ms, rollback_until: moved.rollback_until };
+    const moved = JSON.parse(row.result) as { write_pause_ms?: number; rollback_until?: string; dns_change?: string };
+    return { write_pause_ms: moved.write_pause_ms, rollback_until: moved.rollback_until, ...(moved.dns_change ? { dns_change: moved.dns_change } : {}) };
   }
   if (row.state !== 'succeeded' || !row.result || !viewer) return null;
   if (!requestedBy(row, viewer)) return null;

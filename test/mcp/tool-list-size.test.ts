@@ -21,7 +21,7 @@
 // no empty annotations.
 //
 // With 40 tools (move_erp_service and rollback_erp_service_move added) it was 25,131 bytes (25,638
-// in the 2025 era); 24,016 (24,523), then 24,061 (24,568) with get_backup's restore drill fields and shorter descriptions, met by: a page's next_cursor declared by the first page
+// in the 2025 era); 24,016 (24,523), then 24,066 (24,573) with get_backup's restore drill fields, a move's dns_change and shorter descriptions, met by: a page's next_cursor declared by the first page
 // only, and a write's whole answer an earlier tool declared named by its members (-0.6 KB);
 // shorter descriptions and titles (-0.5 KB).
 import { describe, expect, it } from 'vitest';

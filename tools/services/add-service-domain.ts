@@ -10,7 +10,7 @@ export default defineCapability({
   title: 'Add a domain to a service',
   description:
     'Serves the service over HTTPS at your domain once its DNS points at the server; get_erp_service shows the ' +
-    'certificate. Refused (409) if another service has it.',
+    'certificate. 409 if another service has it.',
   permission: 'services:write',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({ service_id: ServiceId(), domain: DomainName() }),

@@ -7,7 +7,7 @@ import { serviceView } from '../views.js';
 export default defineCapability({
   name: 'get_erp_service',
   title: 'Get an ERP service',
-  description: 'A service or copy: state, health, url, revision, server, domains and their certificates.',
+  description: 'A service or copy: state, health, url, revision, server, domains with certificates.',
   permission: 'services:read',
   target: { kind: 'service', from: 'service_id' },
   input: () => z.strictObject({ service_id: ServiceId() }),

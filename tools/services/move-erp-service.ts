@@ -7,7 +7,7 @@ import { operationView } from '../views.js';
 export default defineCapability({
   name: 'move_erp_service',
   title: 'Move an ERP service',
-  description: 'Moves a service with its data to another server; it serves until a short write pause (result.write_pause_ms).',
+  description: 'Moves a service with its data to another server, with a short write pause (result.write_pause_ms).',
   permission: 'services:write',
   approvable: { queues: 'move' },
   target: { kind: 'service', from: 'service_id' },

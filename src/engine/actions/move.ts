@@ -13,6 +13,7 @@ import { newId, nowIso } from '../../db/ids.js';
 import { findMoveOfOperation, forgetLeftOn, insertMove, markRolledBack } from '../../db/repositories/service-moves.js';
 import type { OperationRow } from '../../db/repositories/operations.js';
 import { DriverError, type RunningService, type ServiceDriver, type ServiceSpec } from '../driver.js';
+import { parseEngineAddress, publishedHost } from '../docker/engine-address.js';
 import { switchToServer } from '../docker/move-switch.js';
 import { startAgainAfter } from '../docker/service-restore.js';
 import { moveRollbackMsFromEnv } from '../moves/rollback-window.js';
@@ -127,12 +128,41 @@ async function resultOf(
   db: Kysely<Database>, operation: OperationRow, parameters: MoveParameters, running: RunningService | null, writePauseMs: number | undefined,
 ): Promise<ActionResult> {
   const move = parameters.rollback_of ? undefined : await findMoveOfOperation(db, operation.id);
+  const dnsChanges = await dnsChangesOf(db, operation.service_id as string, parameters.to_server_id);
   return {
     result: {
       from_server_id: parameters.from_server_id, server_id: parameters.to_server_id,
       ...(writePauseMs !== undefined ? { write_pause_ms: writePauseMs } : {}),
       ...(move ? { rollback_until: move.rollback_until } : {}),
+      ...(dnsChanges.length > 0 ? { dns_change: dnsChangeSentence(dnsChanges) } : {}),
     },
     service: running ? { state: 'running', reason: null, ...running } : { state: 'stopped', reason: null, pid: null },
   };
+}
+
+/**
+ * The team's own domains, which the team's DNS points at a server: each now to be pointed at the
+ * new one, named by its base domain (point the name where that one points) or else its engine's host.
+ */
+async function dnsChangesOf(db: Kysely<Database>, serviceId: string, serverId: string): Promise<{ domain: string; point_at: string }[]> {
+  const domains = await db.selectFrom('service_domains').select('domain').where('service_id', '=', serviceId).where('kind', '=', 'custom').orderBy('domain').execute();
+  if (domains.length === 0) return [];
+  const server = await db.selectFrom('docker_servers').select(['base_domain', 'docker_host']).where('server_id', '=', serverId).executeTakeFirst();
+  const pointAt = server?.base_domain ?? engineHostOf(server?.docker_host ?? null);
+  return domains.map(({ domain }) => ({ domain, point_at: pointAt }));
+}
+
+function engineHostOf(dockerHost: string | null): string {
+  try {
+    return dockerHost ? publishedHost(parseEngineAddress(dockerHost)) : 'the new server';
+  } catch {
+    return 'the new server';
+  }
+}
+
+/** `Point erp.example.com and shop.example.com at the address of apps.b.example.com.` */
+function dnsChangeSentence(changes: { domain: string; point_at: string }[]): string {
+  const names = changes.map((change) => change.domain);
+  const listed = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+  return `Point ${listed} at the address of ${changes[0]!.point_at}; the new server serves ${names.length === 1 ? 'it' : 'them'} once the DNS says so.`;
 }

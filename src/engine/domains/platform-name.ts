@@ -20,15 +20,19 @@ export function platformName(slug: string, baseDomain: string): string {
 }
 
 /**
- * The service's platform name under its server's base domain, assigned now if it has none
- * (null while the server has no base domain). Call it when the proxy's routes are built.
+ * The service's platform name under the base domain of `server_id` (the server it runs on, or
+ * is moving to), assigned now if it has none, and moved under that base domain, slug kept when
+ * free, if it was made under another server's (a move). Null while that server has no base
+ * domain (a platform name of another server's is then dropped: it cannot be served there).
+ * Call it when the proxy's routes are built.
  */
 export async function ensurePlatformDomain(db: Kysely<Database>, service: { id: string; name: string; server_id: string }): Promise<string | null> {
   const server = await db.selectFrom('docker_servers').select('base_domain').where('server_id', '=', service.server_id).executeTakeFirst();
-  if (!server?.base_domain) return null;
   const existing = await db.selectFrom('service_domains').select('domain').where('service_id', '=', service.id).where('kind', '=', 'platform').executeTakeFirst();
-  if (existing) return existing.domain;
-  const base = nameSlug(service.name);
+  if (existing && server?.base_domain && existing.domain.endsWith(`.${server.base_domain}`)) return existing.domain;
+  if (existing) await db.deleteFrom('service_domains').where('domain', '=', existing.domain).execute();
+  if (!server?.base_domain) return null;
+  const base = existing ? existing.domain.slice(0, existing.domain.indexOf('.')) : nameSlug(service.name);
   for (let attempt = 1; ; attempt++) {
     const domain = platformName(attempt === 1 ? base : `${base.slice(0, SLUG_MAX - 4)}-${attempt}`, server.base_domain);
     const now = nowIso();

@@ -26,6 +26,8 @@ export interface ConfigureOptions {
   /** '' (every interface) for a real server; 127.0.0.1 for a test's. */
   bindAddress: string;
   env?: NodeJS.ProcessEnv;
+  /** Told when the ACME account could not be registered (the directory unreachable): serving goes on. */
+  onAcmeError?: (error: unknown) => void;
   /** Caddy's renewal timing, for tests that make a certificate due at once. */
   renewal?: { intervalSeconds: number; windowRatio: number };
 }
@@ -41,9 +43,15 @@ export async function configureServerProxy(
   const admin = await ensureProxy(api, { serverId, httpPort: server.proxy_http_port ?? 80, httpsPort, bindAddress: options.bindAddress, acmeCaRootPem: acme.caRootPem });
   const accountKeyPem = await acmeAccountKey(db, secrets, serverId);
   const registration = `${acme.directoryUrl}\n${accountKeyPem}`;
+  // Serving never waits on the CA: a directory that cannot be reached now leaves the account to
+  // be registered at the next push (and Caddy, which has the key, registers it when it orders);
+  // the names' certificates fail meanwhile, with their events.
   if (!registered.has(registration)) {
-    await registerAcmeAccount(acme, accountKeyPem);
-    registered.add(registration);
+    const ok = await registerAcmeAccount(acme, accountKeyPem).then(() => true, (error: unknown) => {
+      options.onAcmeError?.(error);
+      return false;
+    });
+    if (ok) registered.add(registration);
   }
   const certificate = await serverCertificate(db, secrets, serverId);
   const routes = await serverRoutes(db, serverId, serving);
@@ -60,11 +68,12 @@ export async function configureServerProxy(
 /** Each serving service's names (its platform name first, assigned now if the server has a base domain) to its upstream. */
 export async function serverRoutes(db: Kysely<Database>, serverId: string, serving: ReadonlyMap<string, ServingUpstream>): Promise<ProxyRoute[]> {
   if (serving.size === 0) return [];
-  const services = await db.selectFrom('erp_services').select(['id', 'name', 'server_id'])
-    .where('server_id', '=', serverId).where('deleted_at', 'is', null).where('id', 'in', [...serving.keys()]).execute();
+  // By id: a service moving here is routed by its new server's proxy before its row says so.
+  const services = await db.selectFrom('erp_services').select(['id', 'name'])
+    .where('deleted_at', 'is', null).where('id', 'in', [...serving.keys()]).execute();
   const routes: ProxyRoute[] = [];
   for (const service of services) {
-    await ensurePlatformDomain(db, service);
+    await ensurePlatformDomain(db, { ...service, server_id: serverId });
     const names = await db.selectFrom('service_domains').select('domain').where('service_id', '=', service.id).orderBy('kind', 'desc').orderBy('domain').execute();
     const target = serving.get(service.id)!;
     if (names.length > 0) routes.push({ hostnames: names.map((row) => row.domain), upstream: target.upstream, healthPath: target.healthPath });

@@ -21,7 +21,7 @@ export async function servedByProxy(db: Kysely<Database>, serviceId: string, ser
   const server = await db.selectFrom('docker_servers').select('base_domain').where('server_id', '=', serverId).executeTakeFirst();
   if (!server) return false;
   if (server.base_domain) return true;
-  const named = await db.selectFrom('service_domains').select('domain').where('service_id', '=', serviceId).limit(1).executeTakeFirst();
+  const named = await db.selectFrom('service_domains').select('domain').where('service_id', '=', serviceId).where('kind', '=', 'custom').limit(1).executeTakeFirst();
   return named !== undefined;
 }
 
