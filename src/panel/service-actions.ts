@@ -1,4 +1,4 @@
-// A service's actions in the panel: Start, Stop, Redeploy, Back up now, Make a copy and Delete,
+// A service's actions in the panel: Start, Stop, Redeploy, Back up now, Make a copy, Move to... and Delete,
 // each a form posted to the panel that calls the capability through invoke() as the member
 // (member-principal.ts), then follows the operation it queued (operation-page.ts). A member sees
 // only the buttons of their role; a forced POST of another is refused by invoke() (403) and
@@ -9,6 +9,7 @@ import { invoke } from '../core/invoke.js';
 import createBackup from '../../tools/backups/create-backup.js';
 import createCopy from '../../tools/services/create-copy.js';
 import deleteErpService from '../../tools/services/delete-erp-service.js';
+import moveErpService from '../../tools/services/move-erp-service.js';
 import redeployErpService from '../../tools/services/redeploy-erp-service.js';
 import startErpService from '../../tools/services/start-erp-service.js';
 import stopErpService from '../../tools/services/stop-erp-service.js';
@@ -16,6 +17,7 @@ import { describedBy, errorBeside, formRefusalOf, otherErrors } from './field-er
 import { html, type Html } from './html.js';
 import { csrfField, page, sendPage } from './layout.js';
 import { memberCredentials, roleAllows } from './member-principal.js';
+import { moveTargetsOf } from '../db/repositories/service-overview.js';
 import { operationPath } from './operation-page.js';
 import { PanelRefusal, requireCsrf, requireTeamSession, type TeamSession } from './session-guard.js';
 
@@ -34,13 +36,28 @@ interface NamedService { id: string; name: string }
 type Body = Record<string, string | string[] | undefined>;
 
 /** The forms the member's role allows, for the service page. */
-export function serviceActionForms(session: TeamSession, service: NamedService): Html {
+export function serviceActionForms(session: TeamSession, service: NamedService, moveTargets: readonly ServerChoice[] = []): Html {
   const allowed = SIMPLE_ACTIONS.filter((action) => roleAllows(session, action.capability));
   const buttons = allowed.map((action) => html`<form method="post" action="${SERVICES}/${service.id}/${action.path}" class="inline">${csrfField(session)}<button type="submit">${action.label}</button></form> `);
   const copies = roleAllows(session, createCopy) ? copyForm(session, service, {}, []) : html``;
+  const move = roleAllows(session, moveErpService) && moveTargets.length > 0 ? moveForm(session, service, moveTargets, {}, []) : html``;
   const deletion = roleAllows(session, deleteErpService) ? deleteForm(session, service, []) : html``;
   if (allowed.length === 0 && !copies.text && !deletion.text) return html`<p class="muted">Your role lets you read this service, not act on it.</p>`;
-  return html`<div class="actions">${buttons}</div>${copies}${deletion}`;
+  return html`<div class="actions">${buttons}</div>${copies}${move}${deletion}`;
+}
+
+interface ServerChoice { id: string; name: string }
+
+function moveForm(session: TeamSession, service: NamedService, targets: readonly ServerChoice[], values: Body, errors: readonly { field: string; message: string }[]): Html {
+  const chosen = typeof values.server_id === 'string' ? values.server_id : '';
+  return html`<form method="post" action="${SERVICES}/${service.id}/move" class="action-form">${csrfField(session)}
+  <label for="move-server">Move to another server, with its data <span class="muted">(it serves until a short write pause; the old server keeps it for a rollback)</span></label>
+  <select id="move-server" name="server_id" required${describedBy(errors, 'server_id')}>
+    ${targets.map((target) => html`<option value="${target.id}"${target.id === chosen ? ' selected' : ''}>${target.name}</option>`)}
+  </select>
+  ${errorBeside(errors, 'server_id')}
+  <button type="submit">Move</button>
+</form>`;
 }
 
 function copyForm(session: TeamSession, service: NamedService, values: Body, errors: readonly { field: string; message: string }[]): Html {
@@ -96,6 +113,23 @@ export function registerServiceActions(server: FastifyInstance, app: App): void 
       const { status, errors } = formRefusalOf(error);
       return sendPage(reply, page(`Make a copy of ${form.service.name}`, html`${otherErrors(errors, ['name'])}
 ${copyForm(form.session, form.service, request.body ?? {}, errors)}
+<p><a href="${SERVICES}/${form.service.id}">Back to ${form.service.name}</a></p>`, form.session), status);
+    }
+  });
+
+  server.post<{ Params: { id: string }; Body: Body }>(`${SERVICES}/:id/move`, async (request, reply) => {
+    const form = await formOf(request, reply, request.params.id);
+    if (!form) return reply;
+    const serverId = request.body?.server_id;
+    try {
+      const operation = await invoke(moveErpService, { service_id: form.service.id, server_id: serverId }, memberCredentials(form.session), app);
+      return reply.redirect(operationPath(operation.id), 303);
+    } catch (error) {
+      const { status, errors } = formRefusalOf(error);
+      const current = await db.selectFrom('erp_services').select('server_id').where('id', '=', form.service.id).executeTakeFirst();
+      const targets = current ? await moveTargetsOf(db, form.session.team.id, current.server_id) : [];
+      return sendPage(reply, page(`Move ${form.service.name}`, html`${otherErrors(errors, ['server_id'])}
+${targets.length > 0 ? moveForm(form.session, form.service, targets, request.body ?? {}, errors) : html`<p>Your team has no other server to move it to.</p>`}
 <p><a href="${SERVICES}/${form.service.id}">Back to ${form.service.name}</a></p>`, form.session), status);
     }
   });

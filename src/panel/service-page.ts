@@ -7,7 +7,7 @@
 // its cursor, and adds them as text. Reading is no audit row, as for a token (issue 24).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { App } from '../app.js';
-import { findTeamService, latestOperationsOfService } from '../db/repositories/service-overview.js';
+import { findTeamService, latestOperationsOfService, moveTargetsOf } from '../db/repositories/service-overview.js';
 import type { LogPage } from '../core/service-observer.js';
 import { serviceUrl } from '../engine/service-url.js';
 import { backupSchedulePath } from './backup-schedule-page.js';
@@ -15,7 +15,8 @@ import { backupsPath } from './backups-page.js';
 import { caughtEmailsPath } from './caught-emails-page.js';
 import { html } from './html.js';
 import { page, sendPage } from './layout.js';
-import { roleHolds } from './member-principal.js';
+import { roleAllows, roleHolds } from './member-principal.js';
+import moveErpService from '../../tools/services/move-erp-service.js';
 import { serviceActionForms } from './service-actions.js';
 import { copiesSection } from './service-copies.js';
 import { restoreDrillFact } from './restore-drill-fact.js';
@@ -41,12 +42,13 @@ export function registerServicePage(server: FastifyInstance, app: App): void {
     if (!session) return reply;
     const service = await serviceOf(session.team.id, request.params.id);
     const readsLogs = roleHolds(session, 'services:logs');
-    const [metrics, operations, logs, copies, drill] = await Promise.all([
+    const [metrics, operations, logs, copies, drill, moveTargets] = await Promise.all([
       observed(() => app.observer?.metrics(service.id)),
       latestOperationsOfService(db, session.team.id, service.id, OPERATIONS_SHOWN),
       readsLogs ? observed(() => app.observer?.logs(service.id, { tail: LOG_LINES, start: { kind: 'latest' } })) : undefined,
       service.parent_id === null ? copiesSection(app, session, service.id, request.query.copies_after) : undefined,
       restoreDrillFact(db, service),
+      roleAllows(session, moveErpService) && service.server_id ? moveTargetsOf(db, session.team.id, service.server_id) : [],
     ]);
     const live = `${SERVICE_PAGE_PATH}/${service.id}/live`;
     const url = serviceUrl(service);
@@ -63,7 +65,7 @@ export function registerServicePage(server: FastifyInstance, app: App): void {
   <tr><th>Id</th><td class="muted">${service.id}${service.parent_id ? html` (a copy of ${service.parent_id})` : ''}</td></tr>
 </table>
 <h2>Actions</h2>
-${serviceActionForms(session, service)}
+${serviceActionForms(session, service, moveTargets)}
 <p><a href="${backupsPath(service.id)}">Backups</a>${roleHolds(session, 'backups:delete') ? html` · <a href="${backupSchedulePath(service.id)}">Backup schedule</a>` : ''}${service.parent_id && roleHolds(session, 'mailcatcher:read') ? html` · <a href="${caughtEmailsPath(service.id)}">Caught emails</a>` : ''}</p>
 ${copies ?? ''}
 <h2>Metrics</h2>

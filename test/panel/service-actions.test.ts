@@ -7,6 +7,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nowIso } from '../../src/db/ids.js';
+import { insertServer } from '../../src/db/repositories/servers.js';
+import { insertService } from '../../src/db/repositories/services.js';
 import { findUserByEmail } from '../../src/db/repositories/teams.js';
 import { getJson, insertCompletedBackup, makeToken, seedMembers, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../support/fixtures.js';
 import { Visitor } from '../support/panel-visitor.js';
@@ -43,6 +46,7 @@ const forms = (): [string, Record<string, string>][] => [
   [`/panel/services/${team.serviceIds[0]}/redeploy`, {}],
   [`/panel/services/${team.serviceIds[0]}/backups`, {}],
   [`/panel/services/${team.serviceIds[0]}/copies`, { name: 'Forged copy' }],
+  [`/panel/services/${team.serviceIds[0]}/move`, { server_id: team.serverIds[0] }],
   [`/panel/services/${team.copyId}/delete`, { confirm_name: 'ERP A copy' }],
   ['/panel/services', { name: 'Forged service', server_id: team.serverIds[0], app: 'demo' }],
   [`/panel/backups/${backupId}/download`, {}],
@@ -88,7 +92,7 @@ describe('a member on the service page', () => {
     const { visitor } = await signedIn('member');
     const page = (await visitor.request('GET', `/panel/services/${team.serviceIds[0]}`)).text;
     for (const label of ['Start', 'Stop', 'Redeploy', 'Back up now']) expect(page).toContain(`<button type="submit">${label}</button>`);
-    for (const label of ['Make a copy', 'Delete']) expect(page).not.toContain(`>${label}</button>`);
+    for (const label of ['Make a copy', 'Move', 'Delete']) expect(page).not.toContain(`>${label}</button>`);
     expect(page).not.toContain('Caught emails');
     const backups = (await visitor.request('GET', `/panel/services/${team.serviceIds[1]}/backups`)).text;
     expect(backups).toContain(backupId);
@@ -105,6 +109,7 @@ describe('a member on the service page', () => {
       [`/panel/backups/${backupId}/restore`, {}, 'restore_backup', 'backups:restore'],
       [`/panel/backups/${backupId}/download`, {}, 'download_backup', 'backups:download'],
       [`/panel/services/${team.serviceIds[0]}/copies`, { name: 'Mine' }, 'create_copy', 'services:write'],
+      [`/panel/services/${team.serviceIds[0]}/move`, { server_id: team.serverIds[0] }, 'move_erp_service', 'services:write'],
       ['/panel/services', { name: 'Mine', server_id: team.serverIds[0] }, 'create_erp_service', 'services:write'],
     ];
     for (const [path, body, action, permission] of forced) {
@@ -158,6 +163,27 @@ describe('what a form says when the API refuses it', () => {
     expect(unknownApp.status).toBe(400);
     expect(unknownApp.text).toContain('There is no app named &quot;nothing-of-the-kind&quot;.');
     expect(unknownApp.text).toContain('value="Fine"');
+  });
+
+  it('offers an admin to move a Docker service to the team\'s other Docker servers, and shows the API\'s refusal beside the server, queuing nothing', async () => {
+    const db = server.app.db.kysely;
+    const [from, to] = [await insertServer(db, { teamId: team.teamId, name: 'docker-from' }), await insertServer(db, { teamId: team.teamId, name: 'docker-to' })];
+    // Both on one engine: the move is refused before anything is touched, which is what this test reads.
+    for (const id of [from, to]) {
+      await db.insertInto('docker_servers').values({ server_id: id, docker_host: 'unix:///nonexistent/docker.sock', image: null, created_at: nowIso() }).execute();
+    }
+    const serviceId = await insertService(db, { teamId: team.teamId, serverId: from, name: 'Movable' });
+    const { visitor, csrf } = await signedIn('admin');
+    const page = (await visitor.request('GET', `/panel/services/${serviceId}`)).text;
+    expect(page).toContain('<button type="submit">Move</button>');
+    expect(page).toContain(`<option value="${to}">docker-to</option>`);
+    expect(page).not.toContain(`<option value="${from}">`);
+    const before = await operationCount();
+    const answer = await visitor.request('POST', `/panel/services/${serviceId}/move`, { _csrf: csrf, server_id: to });
+    expect(answer.status).toBe(400);
+    expect(answer.text).toContain('<p class="field-error" id="server_id-error" role="alert">That server is the same Docker engine as the service&#39;s: choose a server on another engine.</p>');
+    expect(answer.text).toContain(`<option value="${to}" selected>docker-to</option>`);
+    expect(await operationCount()).toBe(before);
   });
 
   it('deletes nothing when the name typed is not the service\'s, and says so beside the field', async () => {

@@ -83,7 +83,7 @@ export async function listServersPage(
 /** One live service (or copy) of the team, with its server's name, for the panel's service page. */
 export async function findTeamService(db: Kysely<Database>, teamId: string, serviceId: string) {
   return db.selectFrom('erp_services as s').leftJoin('servers as v', 'v.id', 's.server_id')
-    .select(['s.id', 's.name', 's.state', 's.state_reason', 's.revision', 's.parent_id', 's.updated_at', 's.port', 's.published_host', 's.proxy_upstream', 'v.name as server_name'])
+    .select(['s.id', 's.name', 's.state', 's.state_reason', 's.revision', 's.parent_id', 's.updated_at', 's.port', 's.published_host', 's.proxy_upstream', 's.server_id', 'v.name as server_name'])
     .where('s.team_id', '=', teamId).where('s.id', '=', serviceId).where('s.deleted_at', 'is', null).executeTakeFirst();
 }
 
@@ -91,4 +91,11 @@ export async function findTeamService(db: Kysely<Database>, teamId: string, serv
 export async function latestOperationsOfService(db: Kysely<Database>, teamId: string, serviceId: string, limit: number) {
   return db.selectFrom('operations').select(['id', 'kind', 'state', 'reason', 'requested_channel', 'created_at', 'finished_at'])
     .where('team_id', '=', teamId).where('service_id', '=', serviceId).orderBy('id', 'desc').limit(limit).execute();
+}
+
+/** The team's Docker servers a service on `serverId` could move to (move_erp_service checks the rest): not that one, not lost, by name. */
+export async function moveTargetsOf(db: Kysely<Database>, teamId: string, serverId: string): Promise<{ id: string; name: string }[]> {
+  return db.selectFrom('servers as v').innerJoin('docker_servers as d', 'd.server_id', 'v.id').select(['v.id', 'v.name'])
+    .where('v.team_id', '=', teamId).where('v.deleted_at', 'is', null).where('v.state', '!=', 'lost').where('v.id', '!=', serverId)
+    .orderBy('v.name').limit(200).execute();
 }
