@@ -175,13 +175,13 @@ export function createEngine(db: Db, secrets: SecretBox, overrides: Partial<Engi
     containerMailRelay: (server: ServerSpec) => config.containerMailRelay(engines.engineOf(server)),
   };
   const docker = new DockerDriver(dockerOptions);
-  const proxies = new ProxyKeeper(dockerOptions, { intervalMs: config.proxySyncIntervalMs, onError });
   const driver = new DriverRouter(local, docker, new DockerMoves(dockerOptions));
   const reconcileDeps = { db: db.kysely, driver, node: config.node, onError };
   const worker = new OperationWorker(db, (operation, owner, attempt, abandoned) =>
     performOperation({ db, driver, onError, newServersDockerHost: config.newServersDockerHost, secrets }, operation, owner, attempt, abandoned), {
     node: config.node, leaseMs: config.leaseMs, pollMs: config.pollMs, concurrency: config.concurrency, onError,
   });
+  const proxies = new ProxyKeeper(dockerOptions, { intervalMs: config.proxySyncIntervalMs, owner: worker.owner, onError });
   const heartbeat = new NodeHeartbeat(db, {
     node: config.node, goneAfterMs: config.nodeGoneAfterMs, onError,
     intervalMs: Math.max(100, Math.floor(Math.min(config.leaseMs, config.nodeGoneAfterMs) / 3)),

@@ -3,8 +3,10 @@
 // the proxy container, or a domain a team added or removed, every name answers again from the
 // database), then one look at its names' certificates (watch-certificates.ts: their states and
 // the certificate.* events). A server whose engine does not answer is tried again next time; the
-// health watcher tells the team about it.
+// health watcher tells the team about it. One node at a time (a maintenance lease, like the
+// health watcher's): several would push the same routes, and could report a certificate twice.
 import type { Resolver } from 'node:dns/promises';
+import { holdMaintenanceLease, releaseMaintenanceLease } from '../../../db/repositories/maintenance-leases.js';
 import { resolverFromEnv } from '../../domains/name-lookup.js';
 import { loadServerSpec } from '../../service-spec.js';
 import type { DockerDriverOptions } from '../docker-driver-options.js';
@@ -12,9 +14,13 @@ import { proxyContainerName } from './proxy-container.js';
 import { routeServer } from './route-server.js';
 import { watchCertificates } from './watch-certificates.js';
 
+export const PROXY_KEEPER_LEASE = 'proxy-keeper';
+
 export interface ProxyKeeperOptions {
   /** TEAMINFRA_PROXY_SYNC_INTERVAL_S (10 s by default); 0: only when asked (tests). */
   intervalMs: number;
+  /** This process's lease owner (the operations worker's). */
+  owner: string;
   onError(error: unknown, context: string): void;
 }
 
@@ -38,6 +44,7 @@ export class ProxyKeeper {
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.running?.catch(() => undefined);
+    await releaseMaintenanceLease(this.driverOptions.db, PROXY_KEEPER_LEASE, this.options.owner).catch(() => undefined);
   }
 
   /** One pass over the servers with names; one at a time. */
@@ -50,6 +57,10 @@ export class ProxyKeeper {
 
   private async pass(): Promise<void> {
     const { db } = this.driverOptions;
+    const now = Date.now();
+    // Three intervals: a holder that stops is replaced within them; at least 30 s, for a pass over many servers.
+    const leaseMs = Math.max(30_000, 3 * this.options.intervalMs);
+    if (!(await holdMaintenanceLease(db, PROXY_KEEPER_LEASE, this.options.owner, new Date(now).toISOString(), new Date(now + leaseMs).toISOString()))) return;
     // Servers with a base domain, or a service with a name of its own.
     const servers = await db.selectFrom('docker_servers as d').innerJoin('servers as v', 'v.id', 'd.server_id')
       .select('d.server_id').where('v.deleted_at', 'is', null).where('v.state', '!=', 'lost')
