@@ -6,6 +6,9 @@
 // started as the off-site suites start it (test/offsite/support/object-store-server.ts). Target:
 // ours >= 0.8 of the hand upload's throughput. The encryption's share: the same file encrypted
 // alone (read, age, discarded), as a part of our upload's time. Rounds alternate; the best of each.
+// Then, on the same store, recover_erp_service of a Tryton service of 20,000 parties against
+// pg_restore of the same dump by hand (support/recover-timing.ts); BENCH_OFFSITE_RECOVER=0 leaves
+// it out (it takes minutes: the service is made and filled first).
 import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +24,8 @@ import { setBackupDestination } from '../src/offsite/destinations.js';
 import { PART_BYTES } from '../src/offsite/object-store.js';
 import { uploadOffsiteCopy } from '../src/offsite/upload-backup.js';
 import { completedBackup } from '../test/offsite/support/completed-backup.js';
-import { objectStoreInstalled, startObjectStore } from '../test/offsite/support/object-store-server.js';
+import { objectStoreInstalled, startObjectStore, type TestObjectStore } from '../test/offsite/support/object-store-server.js';
+import { recoverAgainstPgRestore, type RecoverFigures } from './support/recover-timing.js';
 import { envNumber } from './support/settings.js';
 
 const ROUNDS = 3;
@@ -38,6 +42,9 @@ export interface OffsiteBenchFigures {
   encryptionShare: number;
   target: number;
   met: boolean;
+  /** recover_erp_service over pg_restore by hand, also in `recover` (the run's summary line shows top-level numbers). */
+  recoverOverByHand?: number;
+  recover?: RecoverFigures | { skipped: string };
 }
 
 export default async function offsiteBench(): Promise<OffsiteBenchFigures | { skipped: string }> {
@@ -45,9 +52,20 @@ export default async function offsiteBench(): Promise<OffsiteBenchFigures | { sk
     console.log('skipped: radosgw, ceph-mon and ceph-osd are not installed (apt-get install radosgw ceph-mon ceph-osd)');
     return { skipped: 'no radosgw' };
   }
+  const store = await startObjectStore();
+  try {
+    const figures = await uploadAgainstHand(store);
+    if (process.env.BENCH_OFFSITE_RECOVER === '0') return figures;
+    const recover = await recoverAgainstPgRestore(store);
+    return { ...figures, recover, ...('recoverOverByHand' in recover ? { recoverOverByHand: recover.recoverOverByHand } : {}) };
+  } finally {
+    await store.close();
+  }
+}
+
+async function uploadAgainstHand(store: TestObjectStore): Promise<OffsiteBenchFigures> {
   const megabytes = envNumber('BENCH_OFFSITE_MB', 200);
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-offsite-'));
-  const store = await startObjectStore();
   const app = createApp({ ...defaultConfig(dataDir), engine: { reconcileIntervalMs: 0 } });
   try {
     await app.db.ready();
@@ -109,7 +127,6 @@ export default async function offsiteBench(): Promise<OffsiteBenchFigures | { sk
     return figures;
   } finally {
     await app.close();
-    await store.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -11,6 +11,7 @@ import { ACTIONS, copiesToDelete } from './actions.js';
 import type { ActionResult } from './actions/action-types.js';
 import { backupIdOf } from './actions/backup.js';
 import { abandonMove, moveParametersOf } from './actions/move.js';
+import { removeWhatRecoveryMade } from './actions/recover.js';
 import { restoreParametersOf } from './actions/restore.js';
 import { DriverError, type ServiceDriver } from './driver.js';
 import { loadServiceSpec } from './service-spec.js';
@@ -175,6 +176,8 @@ async function giveUp(deps: PerformDeps, operation: OperationRow, attempt: numbe
     const spec = await loadServiceSpec(deps.db.kysely, operation.service_id);
     if (spec) await steps.recording(deps.driver).stop(spec).catch((error: unknown) => deps.onError(error, `giving up ${operation.id}`));
   }
+  // A recovery's service runs nowhere yet: what its attempts made on its new server goes (its row stays on its lost server).
+  if (operation.kind === 'recover') await removeWhatRecoveryMade(deps.db.kysely, operation).catch((error: unknown) => deps.onError(error, `giving up ${operation.id}`));
   return {
     ok: false, portUnusable: false,
     reason: `The operation was interrupted ${attempt - 1} times (the control plane stopped while running it), so it was given up. ` +

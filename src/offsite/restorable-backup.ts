@@ -6,8 +6,8 @@
 // looks first. The server's copy is tried first; its failure is recorded (the backup's
 // `locations` then say so).
 import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { createWriteStream, existsSync, mkdirSync, renameSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Kysely } from 'kysely';
@@ -48,17 +48,20 @@ export async function withRestorableBackup<T>(
   // A drill of a local backup is fetched beside it, never over the server's copy.
   const target = isEngineBackupPath(backup.file_path) ? await engineCacheTarget(dataDir, backup.file_path)
     : localTarget(options.offsiteOnly ? options.offsiteOnly.scratch : backup.file_path);
-  const partial = `${target.path}.offsite-${process.pid}`;
+  // Fetched into the spool, which the next start clears: a process killed mid-fetch leaves no partial copy behind.
+  const spool = await spoolOf(dataDir);
+  const partial = spool.spoolPathOf(`${basename(target.path)}.offsite`);
   try {
     mkdirSync(dirname(target.path), { recursive: true, mode: 0o700 });
     await fetchOffsite(db, secrets, backup, copy, partial);
     renameSync(partial, target.path);
   } catch (error) {
-    rmSync(partial, { force: true });
     if (!(error instanceof DriverError)) throw error;
     const fetched = error.reason.replace(/\.$/, '');
     throw new DriverError(serverCopy === null ? `The off-site copy could not be fetched (${fetched}).`
       : `${serverCopy.replace(/\.$/, '')}, and its off-site copy could not be fetched (${fetched}), so nothing was restored.`, false, { cause: error });
+  } finally {
+    spool.dropSpooled(partial);
   }
   const held = await target.hold();
   try {
@@ -80,6 +83,12 @@ async function readsFromServer(db: Kysely<Database>, dataDir: string, backup: Re
     if (!(error instanceof DriverError)) throw error;
     return `The server's copy of the backup could not be read (${error.reason.replace(/\.$/, '')}).`;
   }
+}
+
+/** The node's backup spool (DATA_DIR/backup-spool, on the same disk as every target here; cleared at each start: backup-cache.ts). */
+async function spoolOf(dataDir: string): Promise<{ spoolPathOf(name: string): string; dropSpooled(path: string): void }> {
+  const { backupCacheOf } = await import('../engine/docker/backup-cache.js');
+  return backupCacheOf(dataDir);
 }
 
 /** Where the node keeps its copy of an engine's backup (docker://SERVER/SERVICE/FILE: SERVICE/FILE in the cache), and how to hold it there for the restore. */

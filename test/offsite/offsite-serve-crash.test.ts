@@ -1,8 +1,9 @@
 // `teaminfra serve` killed with SIGKILL in the middle of a backup's upload, with the real compiled
 // command and a real S3-compatible store (Ceph's radosgw): the copy is not counted as stored, and
 // the next start takes it at once (its holder is gone), ends the parts the killed upload left in
-// the store, and stores it whole.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// the store, and stores it whole. Killed while a restore fetches the backup back from off-site,
+// it leaves no partial copy of it on the node's disk once started again.
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/connect.js';
 import { admin, seedThroughCli, startServe, type ServeProcess } from '../support/cli.js';
 import { tempDataDir } from '../support/fixtures.js';
+import { send, waitForOperation } from '../engine/support/engine-http.js';
 import { completedBackup } from './support/completed-backup.js';
 import { objectStoreInstalled, startObjectStore, type TestObjectStore } from './support/object-store-server.js';
 import { downloadObject, openedWithAge, unfinishedUploads } from './support/offsite-looks.js';
@@ -23,10 +25,12 @@ describe.runIf(objectStoreInstalled && process.platform === 'linux')('teaminfra 
   let backupKey: string;
   let backupId: string;
   let sha256: string;
+  let token: string;
 
   beforeAll(async () => {
     const started = startObjectStore();
-    const { teamId, serviceId } = await seedThroughCli(dataDir, { team: 'Crash team', service: 'Crash ERP' });
+    const { teamId, serviceId, token: full } = await seedThroughCli(dataDir, { team: 'Crash team', service: 'Crash ERP' });
+    token = full;
     store = await started;
     writeFileSync(join(scratch, 'secret'), store.secretAccessKey);
     backupKey = (await admin(dataDir, ['set-backup-destination', '--team', teamId, '--endpoint', store.endpoint, '--region', store.region,
@@ -70,4 +74,32 @@ describe.runIf(objectStoreInstalled && process.platform === 'linux')('teaminfra 
     await downloadObject(store, key, join(scratch, 'object.age'));
     expect((await openedWithAge(backupKey, join(scratch, 'object.age'), scratch)).sha256).toBe(sha256);
   }, 300_000);
+
+  it('leaves no partial copy behind when killed while fetching a backup from off-site for a restore, and the next start ends the restore', async () => {
+    // The server's copy is gone: the restore fetches the off-site copy (80 MB, decrypted and checked as it comes).
+    const { file_path: file } = await db.kysely.selectFrom('backups').select('file_path').where('id', '=', backupId).executeTakeFirstOrThrow();
+    rmSync(file as string);
+    serve ??= await startServe(dataDir);
+    const accepted = await send(serve.baseUrl, 'POST', `/api/backups/${backupId}/restore`, token, {});
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+    const fetching = Date.now() + 60_000;
+    while (partialFetches().length === 0) {
+      if (Date.now() > fetching) throw new Error(`the fetch never began:\n${serve.output()}`);
+      await sleep(10);
+    }
+    expect(await serve.stop('SIGKILL')).toBeNull();
+    serve = undefined;
+    expect(partialFetches()).not.toEqual([]);
+
+    serve = await startServe(dataDir);
+    const done = await waitForOperation(serve.baseUrl, token, accepted.body.id, 120_000);
+    // The bytes are random, not a database: the restore fails with a sentence, having fetched them whole.
+    expect(done).toMatchObject({ state: 'failed', reason: expect.not.stringMatching(/internal error/) });
+    expect(partialFetches()).toEqual([]);
+  }, 300_000);
+
+  /** Files of an off-site fetch under way (or left by a killed one) anywhere in the data directory. */
+  function partialFetches(): string[] {
+    return readdirSync(dataDir, { recursive: true }).map(String).filter((name) => /\.offsite/.test(name));
+  }
 });

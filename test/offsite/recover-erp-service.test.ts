@@ -2,10 +2,13 @@
 // makes its Tryton service again on a server of another engine from its newest off-site backup
 // (a real S3-compatible store that checks signatures, Ceph's radosgw): Tryton answers there with
 // the data of that backup, its admin signs in with the same password, and the operation says the
-// time of the data it came back with. Never while the server may still run it.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// time of the data it came back with. Never while the server may still run it; a recovery that
+// fails (its off-site copy changed in the store) leaves nothing of the service on the new server.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAppImages } from '../../src/engine/apps/images/build-app-images.js';
 import { admin } from '../support/cli.js';
@@ -14,10 +17,11 @@ import { waitForOperation } from '../engine/support/engine-http.js';
 import { dockerAvailable, removeEverythingOf, testDockerApi } from '../engine/docker/support/docker-engine.js';
 import { startDockerTeam } from '../engine/docker/support/docker-team.js';
 import { secondEngineStartable, startSecondEngine, type SecondEngine } from '../engine/docker/support/second-engine.js';
-import { teamCalls } from '../engine/docker/support/team-calls.js';
+import { engineObjectsOf, teamCalls } from '../engine/docker/support/team-calls.js';
 import { createParty, partyNames, startedTryton, tryton, TRYTON_START_MS, trytonSession } from '../engine/docker/support/tryton-app.js';
 import { copyImages } from './support/copied-images.js';
 import { objectStoreInstalled, startObjectStore, type TestObjectStore } from './support/object-store-server.js';
+import { downloadObject } from './support/offsite-looks.js';
 
 describe.runIf(dockerAvailable && secondEngineStartable && objectStoreInstalled)('recover_erp_service after its server was lost', () => {
   const api = testDockerApi();
@@ -73,13 +77,29 @@ describe.runIf(dockerAvailable && secondEngineStartable && objectStoreInstalled)
     expect(refused.body.detail).toMatch(/is not marked lost, so the service may still run there/);
   });
 
-  it('makes the service again on another engine from its newest off-site backup once its engine is gone and its server marked lost', async () => {
+  it('fails with a sentence and leaves nothing of the service on the new server when its off-site copy was changed in the store', async () => {
     await second!.stop();
     second = undefined;
     const marked = await admin(server.dataDir, ['mark-server-lost', '--server', lostServer]);
     expect(marked).toMatchObject({ server_id: lostServer, state: 'lost', failed_services: [serviceId] });
     expect((await call('GET', `/api/service-erp/${serviceId}`)).body).toMatchObject({ state: 'failed' });
+    const { object_key: key } = await server.app.db.kysely.selectFrom('backup_offsite_copies').select('object_key').where('backup_id', '=', backup.id).executeTakeFirstOrThrow();
+    await downloadObject(store, key, join(scratch, 'object.age'));
+    await store.client.send(new PutObjectCommand({ Bucket: store.bucket, Key: key, Body: randomBytes(64 * 1024) }));
 
+    try {
+      const failed = await actAndWait('POST', `/api/service-erp/${serviceId}/recover`, 10 * 60_000, { server_id: newServer });
+      expect(failed).toMatchObject({ state: 'failed', reason: expect.stringMatching(/off-site copy could not be fetched \(the off-site copy does not open with the team's backup key/) });
+      expect((await call('GET', `/api/service-erp/${serviceId}`)).body).toMatchObject({ state: 'failed', server_id: lostServer });
+      // Provisioned there before the fetch (its network and volumes): removed with the failure.
+      expect(await engineObjectsOf(api, serviceId)).toEqual({ containers: [], volumes: [], networks: [] });
+    } finally {
+      // Put back for the recovery below.
+      await store.client.send(new PutObjectCommand({ Bucket: store.bucket, Key: key, Body: readFileSync(join(scratch, 'object.age')) }));
+    }
+  }, 15 * 60_000);
+
+  it('makes the service again on another engine from its newest off-site backup once its engine is gone and its server marked lost', async () => {
     const done = await actAndWait('POST', `/api/service-erp/${serviceId}/recover`, TRYTON_START_MS, { server_id: newServer });
     expect(done, JSON.stringify(done)).toMatchObject({ state: 'succeeded' });
     expect(done).toMatchObject({ backup_id: backup.id, result: { data_as_of: backup.completed_at, recovered_on_server_id: newServer } });

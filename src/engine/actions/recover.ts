@@ -4,11 +4,17 @@
 // on the new server, the backup is fetched from off-site, decrypted, checked and restored into
 // it (the lost server is not asked: restorable-backup.ts), it is started, and only then does its
 // row move to the new server. Converges after a crash: provisioning is idempotent, and the
-// restore stages anew. The result says the time of the data it came back with, the data-loss window.
+// restore stages anew. One that ends failed (or is given up after interruptions: perform.ts)
+// leaves nothing of the service on the new server (docker/recovery-leftovers.ts). The result
+// says the time of the data it came back with, the data-loss window.
+import type { Kysely } from 'kysely';
 import { findBackupById } from '../../db/repositories/backups.js';
+import type { Database } from '../../db/tables.js';
 import { withRestorableBackup } from '../../offsite/restorable-backup.js';
+import { removeRecoveryLeftovers } from '../docker/recovery-leftovers.js';
 import { DriverError } from '../driver.js';
 import { loadServerSpec, loadServiceSpec } from '../service-spec.js';
+import type { OperationRow } from '../../db/repositories/operations.js';
 import type { ActionContext, ActionResult } from './action-types.js';
 import { persistingHooks } from './service-of-operation.js';
 
@@ -32,20 +38,33 @@ export async function recoverAction({ db, driver, operation, dataDir, secrets }:
   // Made on the new server; its row moves there only once it runs (below), so a failed recovery
   // leaves it on the lost server, where asking again is allowed. Its old port was the lost server's.
   const spec = { ...found, port: null, pid: null, server: await loadServerSpec(db, parameters.to_server_id) };
-  await driver.provision(spec);
-  const running = await withRestorableBackup(db, secrets, dataDir,
-    { id: backup.id, team_id: backup.team_id, file_path: backup.file_path, sha256: backup.sha256 },
-    () => driver.restore(spec, { path: backup.file_path!, sha256: backup.sha256! }, {
-      ...persistingHooks(db, spec.id),
-      ranBefore: true,
-      resume: { key: operation.id, stagedBefore: false },
-      // Nothing to keep: the service has no data on its new server yet.
-      beforeSwap: async () => undefined,
-    }), { serverLost: true });
-  if (!running) throw new DriverError('The service did not start on its new server after the restore.');
+  let running;
+  try {
+    await driver.provision(spec);
+    running = await withRestorableBackup(db, secrets, dataDir,
+      { id: backup.id, team_id: backup.team_id, file_path: backup.file_path, sha256: backup.sha256 },
+      () => driver.restore(spec, { path: backup.file_path!, sha256: backup.sha256! }, {
+        ...persistingHooks(db, spec.id),
+        ranBefore: true,
+        resume: { key: operation.id, stagedBefore: false },
+        // Nothing to keep: the service has no data on its new server yet.
+        beforeSwap: async () => undefined,
+      }), { serverLost: true });
+    if (!running) throw new DriverError('The service did not start on its new server after the restore.');
+  } catch (error) {
+    // Ends failed: nothing of it stays on the new server (its row stays on the lost one, to be asked again).
+    await removeRecoveryLeftovers(db, serviceId, parameters.to_server_id).catch(() => undefined);
+    throw error;
+  }
   await db.updateTable('erp_services').set({ server_id: parameters.to_server_id }).where('id', '=', serviceId).execute();
   return {
     result: { backup_id: backup.id, server_id: parameters.to_server_id, data_as_of: backup.completed_at ?? backup.created_at },
     service: { state: 'running', reason: null, ...running },
   };
+}
+
+/** A recovery given up after interruptions (perform.ts): what its attempts made on the new server goes, as when it fails. */
+export async function removeWhatRecoveryMade(db: Kysely<Database>, operation: OperationRow): Promise<void> {
+  const { to_server_id: serverId } = JSON.parse(operation.parameters) as RecoverParameters;
+  if (operation.service_id) await removeRecoveryLeftovers(db, operation.service_id, serverId);
 }
