@@ -101,7 +101,8 @@ const KINDS: TokenKind[] = [
 /**
  * Only the token that asked a decision can cancel it; the sample decision was asked by another
  * token of the team, so a call that passes every other check is refused for that reason. The
- * same for recovering a service whose server is not lost.
+ * same for recovering a service whose server is not lost, moving it to the server it is on, and
+ * rolling back a move it never made.
  */
 function expectedFor(kind: TokenKind, capability: Capability): Expected {
   const expected = kind.expect(capability);
@@ -111,6 +112,16 @@ function expectedFor(kind: TokenKind, capability: Capability): Expected {
   // The sample service's server is not lost: a call that passes every authorization check is
   // refused only for that, since the service may still run there (recovery.ts).
   if (expected.outcome === 'ok' && capability.name === 'recover_erp_service') {
+    return { outcome: 'denied', status: 409, code: 'conflict' };
+  }
+  // A move must reach the server it goes to as well: a token limited to another server does not
+  // reach the sample's (404); every other call that passes the checks names the server the
+  // sample service is already on, refused for that alone (400).
+  if (expected.outcome === 'ok' && capability.name === 'move_erp_service') {
+    return kind.name === 'restricted to another server' ? notFound : { outcome: 'denied', status: 400, code: 'validation_failed' };
+  }
+  // The sample service was never moved: a rollback that passes every check has nothing to undo.
+  if (expected.outcome === 'ok' && capability.name === 'rollback_erp_service_move') {
     return { outcome: 'denied', status: 409, code: 'conflict' };
   }
   return expected;
