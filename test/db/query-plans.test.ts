@@ -306,15 +306,17 @@ describe(`query plans (${engine})`, () => {
     { name: 'the overview\'s pending count', read: (db) => countPendingDecisions(db, fixture.teamId, '2026-01-01T00:00:00.000Z'), sqlite: [
       'SEARCH decisions USING COVERING INDEX decisions_team_state (team_id=? AND state=? AND expires_at>?)',
     ] },
-    // The scheduler's due slots and retries, every team's: a range of slot times.
+    // The scheduler's due slots and retries, every team's: a range of slot times (each service's server by key: none of a lost one).
     { name: 'due backup slots', read: (db) => listDueSchedules(db, '2026-01-01T00:00:00.000Z', 100), sqlite: [
       'SEARCH b USING INDEX backup_schedules_due (next_run_at<?)',
       'SEARCH s USING INDEX sqlite_autoindex_erp_services_1 (id=?)',
+      'SEARCH v USING INDEX sqlite_autoindex_servers_1 (id=?)',
       'SEARCH t USING INDEX sqlite_autoindex_teams_1 (id=?)',
     ] },
     { name: 'scheduled backups due a second look', read: (db) => listRetriesDue(db, '2026-01-01T00:00:00.000Z', 100), sqlite: [
       'SEARCH b USING INDEX backup_schedules_retry (retry_at<?)',
       'SEARCH s USING INDEX sqlite_autoindex_erp_services_1 (id=?)',
+      'SEARCH v USING INDEX sqlite_autoindex_servers_1 (id=?)',
       'SEARCH k USING INDEX sqlite_autoindex_backups_1 (id=?) LEFT-JOIN',
     ] },
     { name: 'failed scheduled backups of a service', read: (db) => listFailedScheduledBackups(db, fixture.serviceIds[0]!, 5), sqlite: [
