@@ -16,6 +16,7 @@ import { DriverError, type RunningService, type ServiceDriver, type ServiceSpec 
 import { parseEngineAddress, publishedHost } from '../docker/engine-address.js';
 import { switchToServer } from '../docker/move-switch.js';
 import { startAgainAfter } from '../docker/service-restore.js';
+import { pauseBeganEarlier } from '../moves/earlier-pause.js';
 import { moveRollbackMsFromEnv } from '../moves/rollback-window.js';
 import { loadServerSpec, loadServiceSpec } from '../service-spec.js';
 import type { ActionContext, ActionResult } from './action-types.js';
@@ -48,11 +49,13 @@ export async function moveAction({ db, driver, operation }: ActionContext): Prom
   let writePauseMs = 0;
   let stopped = false;
   let running: RunningService | null;
+  // Resumed after a crash in its write pause: the pause goes on from when it began (moves/earlier-pause.ts).
+  const pausedEarlier = wasRunning ? await pauseBeganEarlier(driver, source, operation) : null;
   try {
     // Copied first while it serves: a target that cannot take it (an image, its disk, the load) refuses before any
     // downtime, and the pause finds the images and volumes there. A service that was stopped is copied once.
-    if (wasRunning) await driver.transferData!(source, target);
-    pauseBegan = Date.now();
+    if (wasRunning && pausedEarlier === null) await driver.transferData!(source, target);
+    pauseBegan = pausedEarlier ?? Date.now();
     if (wasRunning) {
       stopped = true;
       await driver.stop(source);
