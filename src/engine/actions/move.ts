@@ -71,10 +71,16 @@ export async function moveAction({ db, driver, operation }: ActionContext): Prom
   } catch (error) {
     await driver.removeFromServer!(target).catch(() => undefined);
     if (stopped) await startAgainAfter(driver, source, persistingHooks(db, source.id), error);
-    throw error;
+    throw error instanceof DriverError ? notMoved(error) : error;
   }
   if (parameters.rollback_of) await removeWhatTheRollbackLeft(db, driver, source, parameters.rollback_of);
   return resultOf(db, operation, parameters, running, writePauseMs);
+}
+
+/** The failure's reason as a sentence that says where the service is: on its old server, as it was. */
+function notMoved(error: DriverError): DriverError {
+  const reason = /[.!?]$/.test(error.reason) ? error.reason : `${error.reason}.`;
+  return new DriverError(`The service was not moved and stays on its old server, as it was. ${reason}`, error.portUnusable, { cause: error });
 }
 
 /**
