@@ -22,7 +22,7 @@ export const MAX_STEPS = 40;
 const MAX_DETAIL = 500;
 
 /** What each driver call does, in words; a call not named here is not a step. */
-const DRIVER_STEPS: Partial<Record<keyof ServiceDriver, string>> = {
+export const DRIVER_STEPS: Partial<Record<keyof ServiceDriver, string>> = {
   provisionServer: 'Prepared the server',
   provision: "Prepared the service's files and data",
   start: 'Started the service',

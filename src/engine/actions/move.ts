@@ -16,6 +16,7 @@ import { DriverError, type RunningService, type ServiceDriver, type ServiceSpec 
 import { parseEngineAddress, publishedHost } from '../docker/engine-address.js';
 import { switchToServer } from '../docker/move-switch.js';
 import { startAgainAfter } from '../docker/service-restore.js';
+import { pauseBeganEarlier } from '../moves/earlier-pause.js';
 import { moveRollbackMsFromEnv } from '../moves/rollback-window.js';
 import { loadServerSpec, loadServiceSpec } from '../service-spec.js';
 import type { ActionContext, ActionResult } from './action-types.js';
@@ -48,11 +49,13 @@ export async function moveAction({ db, driver, operation }: ActionContext): Prom
   let writePauseMs = 0;
   let stopped = false;
   let running: RunningService | null;
+  // Resumed after a crash in its write pause: the pause goes on from when it began (moves/earlier-pause.ts).
+  const pausedEarlier = wasRunning ? await pauseBeganEarlier(driver, source, operation) : null;
   try {
     // Copied first while it serves: a target that cannot take it (an image, its disk, the load) refuses before any
     // downtime, and the pause finds the images and volumes there. A service that was stopped is copied once.
-    if (wasRunning) await driver.transferData!(source, target);
-    pauseBegan = Date.now();
+    if (wasRunning && pausedEarlier === null) await driver.transferData!(source, target);
+    pauseBegan = pausedEarlier ?? Date.now();
     if (wasRunning) {
       stopped = true;
       await driver.stop(source);
@@ -68,10 +71,16 @@ export async function moveAction({ db, driver, operation }: ActionContext): Prom
   } catch (error) {
     await driver.removeFromServer!(target).catch(() => undefined);
     if (stopped) await startAgainAfter(driver, source, persistingHooks(db, source.id), error);
-    throw error;
+    throw error instanceof DriverError ? notMoved(error) : error;
   }
   if (parameters.rollback_of) await removeWhatTheRollbackLeft(db, driver, source, parameters.rollback_of);
   return resultOf(db, operation, parameters, running, writePauseMs);
+}
+
+/** The failure's reason as a sentence that says where the service is: on its old server, as it was. */
+function notMoved(error: DriverError): DriverError {
+  const reason = /[.!?]$/.test(error.reason) ? error.reason : `${error.reason}.`;
+  return new DriverError(`The service was not moved and stays on its old server, as it was. ${reason}`, error.portUnusable, { cause: error });
 }
 
 /**

@@ -12,7 +12,7 @@
 // lets the pool's addresses reach each other, added at start and removed at stop.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,6 +28,17 @@ export interface SecondEngine {
   stopDaemon(): Promise<void>;
   /** Starts the daemon again on the same socket, after stopDaemon(); resolves once it answers. */
   startDaemon(): Promise<void>;
+  /**
+   * With `diskBytes`: the data root's disk made to have `bytes` free from now on (its tmpfs
+   * resized to what it holds plus that), as a server whose disk is nearly full. Returns the
+   * bytes it holds.
+   */
+  leaveFreeOnDisk(bytes: number): number;
+}
+
+export interface SecondEngineOptions {
+  /** The data root on a disk of its own of this size (a tmpfs: memory), to fill it on purpose (leaveFreeOnDisk). */
+  diskBytes?: number;
 }
 
 function onPath(command: string): boolean {
@@ -42,8 +53,13 @@ function onPath(command: string): boolean {
 /** Root, and dockerd and ip installed: what starting a second engine takes. */
 export const secondEngineStartable = process.platform === 'linux' && process.getuid?.() === 0 && onPath('dockerd') && onPath('ip');
 
-export async function startSecondEngine(): Promise<SecondEngine> {
+export async function startSecondEngine(options: SecondEngineOptions = {}): Promise<SecondEngine> {
   const root = mkdtempSync(join(tmpdir(), 'teaminfra-dockerd-'));
+  const dataRoot = join(root, 'data');
+  if (options.diskBytes) {
+    mkdirSync(dataRoot);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${options.diskBytes},mode=0711`, 'teaminfra-test-disk', dataRoot]);
+  }
   const bridge = `tinf${randomBytes(3).toString('hex')}`;
   // 172.30.N.0/24, N from the bridge's name: two suites at once do not pick the same one.
   const subnet = `172.30.${16 + (parseInt(bridge.slice(4), 16) % 200)}`;
@@ -64,7 +80,7 @@ export async function startSecondEngine(): Promise<SecondEngine> {
   let restarted = false;
   const spawnDaemon = (): { daemon: ChildProcess; exited: Promise<void> } => {
     const child = spawn('dockerd', [
-      '--host', `unix://${socket}`, '--data-root', join(root, 'data'), '--exec-root', join(root, 'exec'), '--pidfile', join(root, 'docker.pid'),
+      '--host', `unix://${socket}`, '--data-root', dataRoot, '--exec-root', join(root, 'exec'), '--pidfile', join(root, 'docker.pid'),
       '--bridge', bridge, '--iptables=false', '--ip-forward=false', '--ip-masq=false', '--default-address-pool', `base=${pool},size=24`,
       ...(restarted ? ['--live-restore'] : []),
     ], { stdio: ['ignore', log, log] });
@@ -82,6 +98,9 @@ export async function startSecondEngine(): Promise<SecondEngine> {
     await api.close();
     await stopDaemon();
     execFileSync('ip', ['link', 'del', bridge], { stdio: 'ignore' });
+    if (options.diskBytes) {
+      try { execFileSync('umount', ['--lazy', dataRoot], { stdio: 'ignore' }); } catch { /* not mounted */ }
+    }
     if (firewalled) {
       try { execFileSync('iptables', ['-D', ...poolRule], { stdio: 'ignore' }); } catch { /* already gone */ }
     }
@@ -104,7 +123,14 @@ export async function startSecondEngine(): Promise<SecondEngine> {
     ({ daemon, exited } = spawnDaemon());
     await answering();
   };
-  return { host, api, stop, stopDaemon, startDaemon };
+  const leaveFreeOnDisk = (bytes: number) => {
+    if (!options.diskBytes) throw new Error('leaveFreeOnDisk needs a second engine started with diskBytes');
+    const disk = statfsSync(dataRoot);
+    const used = (disk.blocks - disk.bfree) * disk.bsize;
+    execFileSync('mount', ['-o', `remount,size=${used + bytes}`, dataRoot]);
+    return used;
+  };
+  return { host, api, stop, stopDaemon, startDaemon, leaveFreeOnDisk };
 }
 
 async function removeAllContainers(api: DockerApi): Promise<void> {
