@@ -24,7 +24,7 @@ import { copyImages } from '../test/offsite/support/copied-images.js';
 import { secondEngineStartable, startSecondEngine, type SecondEngine } from '../test/engine/docker/support/second-engine.js';
 import { startEngineBenchServer } from './support/engine-server.js';
 import { envNumber } from './support/settings.js';
-import { answers, docker, fillParties, removeEverythingOf, shell } from './support/tryton-service.js';
+import { answers, docker, fillParties, removeEverythingOf, shell } from './support/tryton-by-hand.js';
 
 export interface MoveBenchFigures {
   skipped?: string;

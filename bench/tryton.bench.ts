@@ -25,7 +25,6 @@ import { frontContainerName } from '../src/engine/docker/labels.js';
 import { startEngineBenchServer } from './support/engine-server.js';
 import { answers, docker, fillParties, removeEverythingOf, shell, trytonUnavailable } from './support/tryton-by-hand.js';
 import { envNumber } from './support/settings.js';
-import { answers, docker, fillParties, removeEverythingOf, shell } from './support/tryton-service.js';
 
 const STEPS = ['start', 'backup', 'restore', 'copy'] as const;
 type Step = (typeof STEPS)[number];

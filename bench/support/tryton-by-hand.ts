@@ -1,4 +1,4 @@
-// What the Tryton benchmarks (tryton.bench.ts, the recovery in offsite.bench.ts) do besides the
+// What the Tryton benchmarks (tryton.bench.ts, move.bench.ts, the recovery in offsite.bench.ts) do besides the
 // API: a service filled with parties through JSON-RPC, and the engine's and PostgreSQL's own tools
 // run by hand (the docker CLI, a shell pipeline), against which the API's steps are measured.
 import { execFileSync, spawn } from 'node:child_process';
