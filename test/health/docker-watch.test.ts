@@ -140,9 +140,11 @@ describe.runIf(dockerAvailable)('the health watcher on Docker engines', () => {
       await second.startDaemon();
       await waitForEvent('server.recovered', remote, 4 * INTERVAL_MS + 5_000);
       expect((await send(team.server.baseUrl, 'GET', `/api/servers/${remote}`, team.token)).body).toMatchObject({ reachable: true });
-      const subjects = smtp.messages.map((message) => /Subject: (.*)/.exec(message.data)?.[1]).filter((subject) => subject?.includes('second engine'));
+      // The emails go out after their events, on the sender's own pace: read once both are in, or at the deadline.
+      const subjects = () => smtp.messages.map((message) => /Subject: (.*)/.exec(message.data)?.[1]).filter((subject) => subject?.includes('second engine'));
+      for (const deadline = Date.now() + 30_000; subjects().length < 2 && Date.now() < deadline;) await sleep(100);
       await sleep(500);
-      expect(subjects).toEqual(['Server unreachable: second engine', 'Resolved: Server unreachable: second engine']);
+      expect(subjects()).toEqual(['Server unreachable: second engine', 'Resolved: Server unreachable: second engine']);
       await db.deleteFrom('docker_servers').where('server_id', '=', remote).execute();
       await db.updateTable('servers').set({ deleted_at: nowIso() }).where('id', '=', remote).execute();
     } finally {
