@@ -28,6 +28,7 @@ import { CONTAINER_ACME_CA_ROOT, ensureProxy, proxyContainerName, proxyNetworkNa
 import { PROXY_IMAGE } from '../../../../src/engine/docker/proxy/proxy-image.js';
 import { dockerAvailable, removeEverythingOf, testDockerApi } from '../support/docker-engine.js';
 import { pebbleInstalled, startPebble, type Pebble } from './support/pebble.js';
+import { RESENT_AFTER } from './support/resent-after.js';
 
 const serverId = `proxytest${randomBytes(4).toString('hex')}`;
 
@@ -49,6 +50,7 @@ async function startBackend(api: DockerApi, name: string): Promise<string> {
   await api.json('POST', `/containers/${created.Id}/start`);
   return created.Id;
 }
+
 
 describe.runIf(dockerAvailable && pebbleInstalled)('a server proxy (Caddy) with certificates from a real ACME CA', () => {
   const api = testDockerApi();
@@ -201,7 +203,7 @@ describe.runIf(dockerAvailable && pebbleInstalled)('a server proxy (Caddy) with 
     const browserLike = new RetryAgent(trusted, {
       retry: (error, { state }, callback) => {
         const code = (error as { code?: string }).code ?? '';
-        if (state.counter > 2 || !['UND_ERR_SOCKET', 'ECONNRESET'].includes(code)) {
+        if (state.counter > 2 || !RESENT_AFTER.includes(code)) {
           callback(error);
           return;
         }

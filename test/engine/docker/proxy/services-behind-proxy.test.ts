@@ -16,10 +16,12 @@ import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer 
 import { act, send } from '../../support/engine-http.js';
 import { dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi } from '../support/docker-engine.js';
 import { pebbleInstalled, startPebble, type Pebble } from './support/pebble.js';
+import { RESENT_AFTER } from './support/resent-after.js';
 
 const tag = `bp${randomBytes(4).toString('hex')}`;
 const baseDomain = `apps.${tag}.test`;
 const SETTINGS = ['TEAMINFRA_ACME_DIRECTORY', 'TEAMINFRA_ACME_EMAIL', 'TEAMINFRA_ACME_CA_ROOT', 'TEAMINFRA_PROXY_BIND_ADDRESS', 'TEAMINFRA_DNS_SERVER'];
+
 
 describe.runIf(dockerAvailable && pebbleInstalled)('ERP services behind their server\'s proxy', () => {
   const api = testDockerApi();
@@ -76,7 +78,7 @@ describe.runIf(dockerAvailable && pebbleInstalled)('ERP services behind their se
       statusCodes: [],
       retry: (error, { state }, callback) => {
         const code = (error as { code?: string }).code ?? '';
-        if (state.counter > 2 || !['UND_ERR_SOCKET', 'ECONNRESET'].includes(code)) {
+        if (state.counter > 2 || !RESENT_AFTER.includes(code)) {
           callback(error);
           return;
         }
