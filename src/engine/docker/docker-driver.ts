@@ -30,6 +30,7 @@ import { publishedHost } from './engine-address.js';
 import { appNetworkName, dataVolumeName, LABEL, labelsOf } from './labels.js';
 import { definitionOf, currentGeneration, ensureNetworkAndVolumes, ensureVolumes } from './service-definition.js';
 import { initialiseImageData, loadInto, schemaOfArchive, writeServiceArchive } from './service-data.js';
+import { holdRequests } from './proxy/hold-requests.js';
 import { proxiedStatus } from './proxy/proxied-status.js';
 import { routeServer, servedByProxy } from './proxy/route-server.js';
 import { findFront, frontStatus, removeFront, stopFront } from './service-front.js';
@@ -101,15 +102,15 @@ export class DockerDriver implements ServiceDriver {
   }
 
   /** Every container, the web one first, so that nobody is served while its database goes away. */
-  async stop(service: ServiceSpec, options: { keepRoute?: boolean } = {}): Promise<void> {
+  async stop(service: ServiceSpec, options: { holdRequests?: boolean } = {}): Promise<void> {
     const app = await definitionOf(this.options, service).catch(() => null);
     const { api } = this.options.engines.engineOf(service.server);
     const order = app ? [...app.containers].reverse().map((container) => container.name) : [];
     // The way in first (the proxy's route, or the front): nobody is sent to a container that is
-    // going away. A restore keeps the route: the proxy holds the requests of its swap for the
-    // restored revision, which answers under the name of the one before (service-start.ts).
-    if (!options.keepRoute && await servedByProxy(this.options.db, service.id, service.server.id)) {
-      await routeServer(this.options, service.server, { serviceId: service.id, target: null });
+    // going away. A restore's proxy holds the requests of its swap for the restored revision.
+    if (await servedByProxy(this.options.db, service.id, service.server.id)) {
+      if (options.holdRequests) await holdRequests(this.options, service.server, service.id);
+      else await routeServer(this.options, service.server, { serviceId: service.id, target: null });
     }
     await stopFront(api, service.id, this.options.stopGraceMs);
     const containers = (await listAppContainers(api, service.id)).filter((container) => container.running)
@@ -167,7 +168,7 @@ export class DockerDriver implements ServiceDriver {
   }
 
   restore(service: ServiceSpec, backup: { path: string; sha256: string }, hooks: RestoreHooks): Promise<RunningService | null> {
-    return restoreService(this.options, { start: (each, startHooks) => this.start(each, startHooks), stop: (each) => this.stop(each, { keepRoute: true }) }, service, backup, hooks);
+    return restoreService(this.options, { start: (each, startHooks) => this.start(each, startHooks), stop: (each) => this.stop(each, { holdRequests: true }) }, service, backup, hooks);
   }
 
   /**

@@ -21,16 +21,13 @@ import { mailRelayOf } from './mail-relay-of.js';
 import { choosePort } from './ports.js';
 import { waitHealthyThroughProxy } from './proxy/health-probe.js';
 import { joinProxyNetwork, rejoinProxyNetwork } from './proxy/proxy-container.js';
-import { httpsAddressOf, routeServer, servedByProxy } from './proxy/route-server.js';
+import { httpsAddressOf, PROXY_DRAIN_MS, routeServer, servedByProxy } from './proxy/route-server.js';
 import { ensureFront, findFront, removeFront, switchFront } from './service-front.js';
 import {
   containerSettings, currentGeneration, definitionOf, ensureNetworkAndVolumes, schemaIsCurrent, valuesOf, type Rendered,
 } from './service-definition.js';
 import { ensureServiceImages } from './service-images.js';
 import { staleContainer } from './stale-container.js';
-
-/** How long a revision the proxy no longer sends requests to keeps running, for those it had sent before. */
-const PROXY_DRAIN_MS = 2_000;
 
 export async function startService(options: DockerDriverOptions, service: ServiceSpec, hooks: StartHooks): Promise<RunningService> {
   const app = await definitionOf(options, service);
@@ -281,8 +278,8 @@ async function startWeb(
 async function switchProxy(options: DockerDriverOptions, api: DockerApi, service: ServiceSpec, app: AppDefinition, containerId: string): Promise<ProxyTarget> {
   const inspected = await api.json<{ Name: string }>('GET', `/containers/${containerId}/json`);
   const alias = inspected.Name.replace(/^\//, '');
-  // The proxy may hold requests for the container before, gone (a restore's swap): this one
-  // answers under its name too, so they are served here rather than failing.
+  // The proxy may hold requests for a name no running container has (a restore's swap,
+  // proxy/hold-requests.ts): this one answers under that name too, so they are served here.
   const before = (await options.db.selectFrom('erp_services').select('proxy_upstream').where('id', '=', service.id).executeTakeFirst())?.proxy_upstream?.split(':')[0];
   const inherited = before && before !== alias && !(await listAppContainers(api, service.id)).some((each) => each.name === before && each.running) ? [before] : [];
   if (inherited.length > 0) await rejoinProxyNetwork(api, service.server.id, containerId, [alias, ...inherited]);

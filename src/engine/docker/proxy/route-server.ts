@@ -13,6 +13,9 @@ import { DriverError, type ProxyTarget, type ServerSpec } from '../../driver.js'
 import type { DockerDriverOptions } from '../docker-driver-options.js';
 import { configureServerProxy } from './configure-proxy.js';
 
+/** How long a container the proxy no longer sends requests to keeps running, for those it had sent before. */
+export const PROXY_DRAIN_MS = 2_000;
+
 /** Rows in these states are not served: their containers are stopped or going. */
 const NOT_SERVING = ['stopped', 'failed', 'deleting', 'provisioning'] as const;
 

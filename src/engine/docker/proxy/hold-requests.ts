@@ -1,0 +1,29 @@
+// A restore's swap with nothing dropped. Before the serving web container stops, the proxy is
+// told to send the service's requests to a name nothing answers yet: it holds each new request,
+// dialling again every 100 ms for up to 10 s (caddy-config.ts), while those it had sent to the
+// old container finish there (PROXY_DRAIN_MS). The restored web container then answers under
+// that name as well as its own (service-start.ts inherits the row's upstream), so the held
+// requests are served by it. The row is written first: a push of the routes from the database
+// (the proxy keeper, a restart of serve) holds them too, and a restore resumed after a crash
+// finds them held already.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ServerSpec } from '../../driver.js';
+import type { DockerDriverOptions } from '../docker-driver-options.js';
+import { PROXY_DRAIN_MS, routeServer } from './route-server.js';
+
+/** The name the proxy sends a service's requests to while a restore holds them: answered by no container until the restored one. */
+export function heldUpstreamName(serviceId: string): string {
+  return `teaminfra-${serviceId}-restored`;
+}
+
+/** Holds the service's new requests and lets those in flight finish; a no-op for a service the proxy does not serve now, or holds already. */
+export async function holdRequests(options: DockerDriverOptions, server: ServerSpec, serviceId: string): Promise<void> {
+  const row = await options.db.selectFrom('erp_services').select('proxy_upstream').where('id', '=', serviceId).executeTakeFirst();
+  if (!row?.proxy_upstream) return;
+  const [name, port] = row.proxy_upstream.split(':');
+  if (name === heldUpstreamName(serviceId)) return;
+  await options.db.updateTable('erp_services').set({ proxy_upstream: `${heldUpstreamName(serviceId)}:${port}` })
+    .where('id', '=', serviceId).execute();
+  await routeServer(options, server);
+  await sleep(PROXY_DRAIN_MS);
+}
