@@ -19,6 +19,7 @@ import { DockerError } from '../engine/docker/docker-api.js';
 import type { EngineRegistry } from '../engine/docker/engine-registry.js';
 import { parseEngineAddress, publishedHost } from '../engine/docker/engine-address.js';
 import { DriverError, type ServiceDriver, type ServiceSpec } from '../engine/driver.js';
+import { PeriodicPass } from '../engine/periodic-pass.js';
 import { serviceUrl } from '../engine/service-url.js';
 import { specOf } from '../engine/service-spec.js';
 import { recordRestarts } from './crash-loops.js';
@@ -61,8 +62,7 @@ export interface PassReport {
 }
 
 export class HealthWatcher {
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<PassReport> | undefined;
+  private readonly watching: PeriodicPass<PassReport>;
   /** Aborted by close(): a pass waiting between its pages ends there rather than hold the shutdown. */
   private closing = new AbortController();
   /** The passes this process ran, newest last (a few), for the benchmark and tests. */
@@ -71,31 +71,25 @@ export class HealthWatcher {
   constructor(
     private readonly db: Db, private readonly driver: ServiceDriver, private readonly engines: EngineRegistry,
     private readonly options: HealthWatcherOptions,
-  ) {}
+  ) {
+    // The first pass one interval after start(), none at once.
+    this.watching = new PeriodicPass(() => this.pass(), { ...options, atStart: false, what: 'watching health' });
+  }
 
   start(): void {
-    if (this.options.intervalMs <= 0) return;
     if (this.closing.signal.aborted) this.closing = new AbortController();
-    this.timer = setInterval(() => {
-      if (this.ticking) return;
-      this.tick().catch((error: unknown) => this.options.onError(error, 'watching health'));
-    }, this.options.intervalMs);
-    this.timer.unref();
+    this.watching.start();
   }
 
   async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
     this.closing.abort();
-    await this.ticking?.catch(() => undefined);
+    await this.watching.stop();
     await releaseMaintenanceLease(this.db.kysely, HEALTH_WATCH_LEASE, this.options.owner).catch(() => undefined);
   }
 
   /** One pass at the clock's now; one at a time per watcher. */
   tick(): Promise<PassReport> {
-    this.ticking ??= this.pass().finally(() => {
-      this.ticking = undefined;
-    });
-    return this.ticking;
+    return this.watching.tick();
   }
 
   private hold(now: number): Promise<boolean> {

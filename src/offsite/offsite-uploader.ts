@@ -14,6 +14,7 @@ import { insertEvent } from '../db/repositories/events.js';
 import { dueOffsiteCopies, renewOffsiteLease, takeOffsiteLease, type OffsiteCopyRow } from '../db/repositories/offsite-copies.js';
 import type { OffsiteCopyState } from '../db/tables.js';
 import { isLeaseOwnerGone, newLeaseOwner, retireLeaseOwner } from '../engine/lease-owner.js';
+import { PeriodicPass } from '../engine/periodic-pass.js';
 import { inWriteTransaction } from '../engine/write-transaction.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { pruneOffsiteCopies } from './offsite-pruning.js';
@@ -36,36 +37,27 @@ const BATCH = 4;
 const INTERNAL = 'The upload failed because of an internal error; it has been logged.';
 
 export class OffsiteUploader {
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> | undefined;
+  private readonly passes: PeriodicPass<void>;
   private readonly owner = newLeaseOwner();
   private readonly closing = new AbortController();
 
-  constructor(private readonly db: Db, private readonly secrets: SecretBox, private readonly source: OffsiteSource, private readonly options: OffsiteUploaderOptions) {}
+  constructor(private readonly db: Db, private readonly secrets: SecretBox, private readonly source: OffsiteSource, private readonly options: OffsiteUploaderOptions) {
+    this.passes = new PeriodicPass(() => this.pass(), { ...options, atStart: true, what: 'sending backups off-site' });
+  }
 
   start(): void {
-    if (this.options.intervalMs <= 0) return;
-    const run = () => {
-      this.tick().catch((error: unknown) => this.options.onError(error, 'sending backups off-site'));
-    };
-    run();
-    this.timer = setInterval(run, this.options.intervalMs);
-    this.timer.unref();
+    this.passes.start();
   }
 
   /** One pass: removes what retention let go, then uploads the copies due; resolves when done (one pass at a time). */
   tick(): Promise<void> {
-    this.ticking ??= this.pass().finally(() => {
-      this.ticking = undefined;
-    });
-    return this.ticking;
+    return this.passes.tick();
   }
 
   /** Stops taking copies and interrupts the upload in progress (its copy stays pending, taken again at the next start). */
   async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
     this.closing.abort();
-    await this.ticking?.catch(() => undefined);
+    await this.passes.stop();
     retireLeaseOwner(this.owner);
   }
 

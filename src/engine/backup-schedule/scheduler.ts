@@ -14,6 +14,7 @@ import {
 } from '../../db/repositories/backup-schedules.js';
 import { findInFlightOperation } from '../../db/repositories/operations.js';
 import { queueDueDrills } from '../../offsite/restore-drills/drill-schedule.js';
+import { PeriodicPass } from '../periodic-pass.js';
 import { announceQueued } from '../wake.js';
 import { inWriteTransaction } from '../write-transaction.js';
 import { queueScheduledBackup } from './queue-scheduled-backup.js';
@@ -43,32 +44,24 @@ export interface TickResult {
 }
 
 export class BackupScheduler {
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<TickResult> | undefined;
+  private readonly passes: PeriodicPass<TickResult>;
 
-  constructor(private readonly db: Db, private readonly options: SchedulerOptions) {}
-
-  /** Ticks at once (a slot missed while every node was down is taken now), then every intervalMs. */
-  start(): void {
-    if (this.options.intervalMs <= 0) return;
-    this.tick().catch((error: unknown) => this.options.onError(error, 'taking scheduled backups'));
-    this.timer = setInterval(() => {
-      this.tick().catch((error: unknown) => this.options.onError(error, 'taking scheduled backups'));
-    }, this.options.intervalMs);
-    this.timer.unref();
+  constructor(private readonly db: Db, private readonly options: SchedulerOptions) {
+    // At once (a slot missed while every node was down is taken now), then every intervalMs.
+    this.passes = new PeriodicPass(() => this.pass(), { ...options, atStart: true, what: 'taking scheduled backups' });
   }
 
-  async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.ticking?.catch(() => undefined);
+  start(): void {
+    this.passes.start();
+  }
+
+  close(): Promise<void> {
+    return this.passes.stop();
   }
 
   /** One pass at the clock's now; one at a time per scheduler. */
   tick(): Promise<TickResult> {
-    this.ticking ??= this.pass().finally(() => {
-      this.ticking = undefined;
-    });
-    return this.ticking;
+    return this.passes.tick();
   }
 
   private async pass(): Promise<TickResult> {

@@ -13,6 +13,7 @@ import {
   drillsNotEnded, queueDrillsOfTeam, renewDrillLease, takeDrillLease, type QueuedDrill, type RestoreDrillRow,
 } from '../../db/repositories/restore-drills.js';
 import { isLeaseOwnerGone, newLeaseOwner, retireLeaseOwner } from '../../engine/lease-owner.js';
+import { PeriodicPass } from '../../engine/periodic-pass.js';
 import { serviceSpecQuery, specOf } from '../../engine/service-spec.js';
 import { inWriteTransaction } from '../../engine/write-transaction.js';
 import { removeThrowaway, runRestoreDrill, type DrillDeps, type DrillOutcome } from './restore-drill.js';
@@ -34,29 +35,21 @@ const BATCH = 4;
 export interface RanDrill { serviceId: string; serviceName: string; backupId: string | null; outcome: DrillOutcome | { skipped: 'no_offsite_backup' | 'under_way' } }
 
 export class RestoreDrillRunner {
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> | undefined;
+  private readonly passes: PeriodicPass<void>;
   private readonly owner = newLeaseOwner();
   private closed = false;
 
-  constructor(private readonly db: Db, private readonly deps: Omit<DrillDeps, 'db' | 'onError'>, private readonly options: DrillRunnerOptions) {}
+  constructor(private readonly db: Db, private readonly deps: Omit<DrillDeps, 'db' | 'onError'>, private readonly options: DrillRunnerOptions) {
+    this.passes = new PeriodicPass(() => this.pass(), { ...options, atStart: true, what: 'running restore drills' });
+  }
 
   start(): void {
-    if (this.options.intervalMs <= 0) return;
-    const run = () => {
-      this.tick().catch((error: unknown) => this.options.onError(error, 'running restore drills'));
-    };
-    run();
-    this.timer = setInterval(run, this.options.intervalMs);
-    this.timer.unref();
+    this.passes.start();
   }
 
   /** One pass over the drills due; resolves when done (one pass at a time). */
   tick(): Promise<void> {
-    this.ticking ??= this.pass().finally(() => {
-      this.ticking = undefined;
-    });
-    return this.ticking;
+    return this.passes.tick();
   }
 
   /**
@@ -65,13 +58,7 @@ export class RestoreDrillRunner {
    */
   async close(graceMs = Infinity): Promise<void> {
     this.closed = true;
-    if (this.timer) clearInterval(this.timer);
-    let timer: NodeJS.Timeout | undefined;
-    const grace = Number.isFinite(graceMs) ? new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, graceMs);
-    }) : new Promise<void>(() => undefined);
-    await Promise.race([this.ticking?.catch(() => undefined), grace]);
-    clearTimeout(timer);
+    await this.passes.stop(graceMs);
     retireLeaseOwner(this.owner);
   }
 

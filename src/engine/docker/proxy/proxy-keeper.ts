@@ -8,6 +8,7 @@
 import type { Resolver } from 'node:dns/promises';
 import { holdMaintenanceLease, releaseMaintenanceLease } from '../../../db/repositories/maintenance-leases.js';
 import { resolverFromEnv } from '../../domains/name-lookup.js';
+import { PeriodicPass } from '../../periodic-pass.js';
 import { loadServerSpec } from '../../service-spec.js';
 import type { DockerDriverOptions } from '../docker-driver-options.js';
 import { proxyContainerName } from './proxy-container.js';
@@ -25,34 +26,29 @@ export interface ProxyKeeperOptions {
 }
 
 export class ProxyKeeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly passes: PeriodicPass<void>;
   /** Per server: where the next look at the proxy's log starts. */
   private readonly since = new Map<string, number>();
   private readonly resolver: Resolver = resolverFromEnv();
 
-  constructor(private readonly driverOptions: DockerDriverOptions, private readonly options: ProxyKeeperOptions) {}
+  constructor(private readonly driverOptions: DockerDriverOptions, private readonly options: ProxyKeeperOptions) {
+    this.passes = new PeriodicPass(() => this.pass(), { ...options, atStart: true, what: 'keeping the proxies' });
+  }
 
   start(): void {
-    const tick = () => this.tick().catch((error: unknown) => this.options.onError(error, 'keeping the proxies'));
-    void tick();
-    if (this.options.intervalMs <= 0) return;
-    this.timer = setInterval(tick, this.options.intervalMs);
-    this.timer.unref();
+    this.passes.start();
+    // Once at serve's start even when not periodic: after a restart, every name answers again from the database.
+    if (this.options.intervalMs <= 0) this.tick().catch((error: unknown) => this.options.onError(error, 'keeping the proxies'));
   }
 
   async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+    await this.passes.stop();
     await releaseMaintenanceLease(this.driverOptions.db, PROXY_KEEPER_LEASE, this.options.owner).catch(() => undefined);
   }
 
   /** One pass over the servers with names; one at a time. */
   tick(): Promise<void> {
-    this.running ??= this.pass().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    return this.passes.tick();
   }
 
   private async pass(): Promise<void> {
