@@ -43,7 +43,12 @@ export function registerOperationPage(server: FastifyInstance, app: App): void {
     const service = operation.service_id === null ? undefined
       : await db.selectFrom('erp_services').select(['id', 'name', 'deleted_at']).where('id', '=', operation.service_id)
         .where('team_id', '=', session.team.id).executeTakeFirst();
-    const title = `${TITLES[operation.kind] ?? operation.kind}${service ? `: ${service.name}` : ''}`;
+    // A server's creation is named by the server it creates, as a service's operation is by its service.
+    const createdServer = operation.kind === 'create_server' && operation.server_id !== null
+      ? await db.selectFrom('servers').select('name').where('id', '=', operation.server_id).where('team_id', '=', session.team.id).executeTakeFirst()
+      : undefined;
+    const subject = service?.name ?? createdServer?.name;
+    const title = `${TITLES[operation.kind] ?? operation.kind}${subject ? `: ${subject}` : ''}`;
     return sendPage(reply, page(title, html`
 ${service && !service.deleted_at ? html`<p><a href="/panel/services/${service.id}">← ${service.name}</a></p>` : html`<p><a href="/panel">← Overview</a></p>`}
 <div data-live-operation data-live-url="${OPERATIONS}/${operation.id}/live">

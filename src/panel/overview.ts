@@ -20,6 +20,8 @@ import { requireTeamSession } from './session-guard.js';
 import { roleAllows } from './member-principal.js';
 import { NEW_SERVICE_PATH } from './new-service-page.js';
 import createErpService from '../../tools/services/create-erp-service.js';
+import { NEW_SERVER_PATH } from './new-server-page.js';
+import createServer from '../../tools/servers/create-server.js';
 
 export const OVERVIEW_PAGE_SIZE = 50;
 const SERVERS_PAGE_SIZE = 50;
@@ -97,6 +99,7 @@ ${services.length === 0 ? html`<p class="muted">${search ? (searchedTo ? `None o
 </table>`}
 <p>${after ? html`<a href="${link({ q: search, servers_after: serversAfter })}">First page</a> ` : ''}${nextServices ? html`<a rel="next" href="${nextServices}">Next ERP services</a>` : ''}</p>
 <h2>Servers</h2>
+${roleAllows(session, createServer) ? html`<form method="get" action="${NEW_SERVER_PATH}"><button type="submit">New server</button></form>` : ''}
 ${servers.length === 0 ? html`<p class="muted">${serversAfter ? 'No more servers.' : 'No servers yet.'}</p>` : html`
 <table>
   <thead><tr><th>Name</th><th>State</th><th>Capacity</th><th>Id</th></tr></thead>

@@ -27,6 +27,7 @@ import { registerBackupDestinationPage } from './backup-destination-page.js';
 import { registerCaughtEmailsPage } from './caught-emails-page.js';
 import { registerCaughtEmailHtml } from './caught-email-html.js';
 import { registerNewServicePage } from './new-service-page.js';
+import { registerNewServerPage } from './new-server-page.js';
 import { registerTokenChoices } from './token-choices.js';
 import { registerWebhooksPage } from './webhooks-page.js';
 import { refuseCrossSite } from './same-origin.js';
@@ -63,6 +64,7 @@ export async function registerPanel(server: FastifyInstance, app: App, oauth: OA
     registerSignIn(panel, app);
     registerOverview(panel, app);
     registerNewServicePage(panel, app);
+    registerNewServerPage(panel, app);
     registerServicePage(panel, app);
     registerServiceActions(panel, app);
     registerOperationPage(panel, app);
