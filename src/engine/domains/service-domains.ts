@@ -14,14 +14,25 @@ export interface DomainView {
 /** Custom domains a service may have: enough for a shop's names, never a list that grows unchecked. */
 export const MAX_CUSTOM_DOMAINS = 20;
 
+/**
+ * Why a name is still pending while its service runs: it runs behind its own port, and the
+ * proxy serves it from its next start or redeploy (docker/service-start.ts), not at once.
+ */
+export const SERVED_FROM_NEXT_START = 'The service still answers at its own port: this name is served, and its certificate asked for, from the service\'s next start or redeploy.';
+
 /** The platform name first, then the team's domains by name. */
 export async function listServiceDomains(db: Kysely<Database>, serviceId: string): Promise<DomainView[]> {
   const rows = await db.selectFrom('service_domains')
     .select(['domain', 'kind', 'certificate_state', 'certificate_expires_at', 'certificate_reason'])
     .where('service_id', '=', serviceId).orderBy('kind', 'desc').orderBy('domain').execute();
+  const service = await db.selectFrom('erp_services').select(['state', 'proxy_upstream']).where('id', '=', serviceId).executeTakeFirst();
+  const notYetProxied = service?.state === 'running' && service.proxy_upstream === null;
   return rows.map((row) => ({
     domain: row.domain,
-    certificate: { state: row.certificate_state, expires_at: row.certificate_expires_at, reason: row.certificate_reason },
+    certificate: {
+      state: row.certificate_state, expires_at: row.certificate_expires_at,
+      reason: row.certificate_state === 'pending' && notYetProxied ? SERVED_FROM_NEXT_START : row.certificate_reason,
+    },
   }));
 }
 
@@ -32,6 +43,9 @@ export async function addServiceDomain(db: Kysely<Database>, serviceId: string, 
   if (under) throw new AppError('conflict', `${domain} is under ${under.base_domain}, where teaminfra gives services their platform names; add a domain of your own.`);
   const held = await db.selectFrom('service_domains').select(['service_id']).where('domain', '=', domain).executeTakeFirst();
   if (held && held.service_id !== serviceId) throw new AppError('conflict', `${domain} is already used by another service.`);
+  if (!held && !(await onDockerServer(db, serviceId))) {
+    throw new AppError('conflict', 'The service runs on a server of local processes, which has no proxy to serve a domain: domains are for services on Docker servers.');
+  }
   if (!held) {
     const count = await db.selectFrom('service_domains').select((eb) => eb.fn.countAll<number>().as('n'))
       .where('service_id', '=', serviceId).where('kind', '=', 'custom').executeTakeFirstOrThrow();
@@ -44,6 +58,13 @@ export async function addServiceDomain(db: Kysely<Database>, serviceId: string, 
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw new AppError('conflict', `${domain} is already used by another service.`);
   }
   return listServiceDomains(db, serviceId);
+}
+
+/** Whether the service's server is a Docker engine, the only kind with a proxy (docker/proxy/). */
+async function onDockerServer(db: Kysely<Database>, serviceId: string): Promise<boolean> {
+  const row = await db.selectFrom('erp_services as s').innerJoin('docker_servers as d', 'd.server_id', 's.server_id')
+    .select('d.server_id').where('s.id', '=', serviceId).executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Removes one of the team's domains from the service; the platform name cannot be removed. */

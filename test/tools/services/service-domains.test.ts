@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nowIso } from '../../../src/db/ids.js';
 import { ensurePlatformDomain } from '../../../src/engine/domains/platform-name.js';
+import { SERVED_FROM_NEXT_START } from '../../../src/engine/domains/service-domains.js';
 import { updateService } from '../../../src/engine/state-changes.js';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../support/fixtures.js';
 import { send } from '../../engine/support/engine-http.js';
@@ -15,6 +16,8 @@ describe('add_service_domain and remove_service_domain', () => {
   let other: SeededTeam;
   let token: string;
   let otherToken: string;
+  let local: SeededTeam;
+  let localToken: string;
   const domains = (serviceId: string) => `/api/service-erp/${serviceId}/domains`;
 
   beforeAll(async () => {
@@ -23,11 +26,16 @@ describe('add_service_domain and remove_service_domain', () => {
     other = await seedTeam(server.app, { name: 'Other team' });
     token = (await makeToken(server.app, team.teamId)).value;
     otherToken = (await makeToken(server.app, other.teamId)).value;
+    local = await seedTeam(server.app, { name: 'Local team' });
+    localToken = (await makeToken(server.app, local.teamId)).value;
     const db = server.app.db.kysely;
-    await db.insertInto('docker_servers').values({
-      server_id: team.serverIds[0], docker_host: 'unix:///var/run/docker.sock', image: null, created_at: nowIso(),
-      memory_mb: null, cpu_millicores: null, base_domain: 'apps.example.com', proxy_http_port: null, proxy_https_port: null,
-    }).execute();
+    // Domains are for services on Docker servers; the local team's servers stay servers of local processes.
+    for (const serverId of [...team.serverIds, ...other.serverIds]) {
+      await db.insertInto('docker_servers').values({
+        server_id: serverId, docker_host: 'unix:///var/run/docker.sock', image: null, created_at: nowIso(), memory_mb: null,
+        cpu_millicores: null, base_domain: serverId === team.serverIds[0] ? 'apps.example.com' : null, proxy_http_port: null, proxy_https_port: null,
+      }).execute();
+    }
     const service = await db.selectFrom('erp_services').select(['id', 'name', 'server_id']).where('id', '=', team.serviceIds[0]).executeTakeFirstOrThrow();
     expect(await ensurePlatformDomain(db, service)).toBe('erp-a.apps.example.com');
   });
@@ -59,6 +67,26 @@ describe('add_service_domain and remove_service_domain', () => {
     const platform = await send(server.baseUrl, 'POST', domains(other.serviceIds[0]), otherToken, { domain: 'erp-a.apps.example.com' });
     expect(platform.status).toBe(409);
     expect((platform.body as { detail: string }).detail).toMatch(/under apps\.example\.com/);
+  });
+
+  it('refuses a domain for a service on a server of local processes, which has no proxy, with a sentence', async () => {
+    const refused = await send(server.baseUrl, 'POST', domains(local.serviceIds[0]), localToken, { domain: 'local.example.org' });
+    expect(refused.status).toBe(409);
+    expect((refused.body as { detail: string }).detail).toBe(
+      'The service runs on a server of local processes, which has no proxy to serve a domain: domains are for services on Docker servers.');
+    const shown = await send(server.baseUrl, 'GET', `/api/service-erp/${local.serviceIds[0]}`, localToken);
+    expect((shown.body as { domains: unknown[] }).domains).toEqual([]);
+  });
+
+  it('says why a name of a running service still at its own port is pending: it is served from the next start or redeploy', async () => {
+    const db = server.app.db.kysely;
+    const shown = async () => (await send(server.baseUrl, 'GET', `/api/service-erp/${team.serviceIds[0]}`, token)).body as { domains: { certificate: { reason: string | null } }[] };
+    await db.updateTable('erp_services').set({ state: 'running', proxy_upstream: null }).where('id', '=', team.serviceIds[0]).execute();
+    expect((await shown()).domains.map((entry) => entry.certificate.reason)).toEqual([SERVED_FROM_NEXT_START, SERVED_FROM_NEXT_START]);
+    await db.updateTable('erp_services').set({ proxy_upstream: 'teaminfra-web:8069' }).where('id', '=', team.serviceIds[0]).execute();
+    expect((await shown()).domains.map((entry) => entry.certificate.reason)).toEqual([null, null]);
+    await db.updateTable('erp_services').set({ state: 'stopped', proxy_upstream: null }).where('id', '=', team.serviceIds[0]).execute();
+    expect((await shown()).domains.map((entry) => entry.certificate.reason)).toEqual([null, null]);
   });
 
   it('refuses a wildcard, a single label, an IP address and a bad label with a sentence', async () => {
