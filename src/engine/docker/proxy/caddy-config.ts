@@ -10,6 +10,7 @@
 // answers 404 to any other Host. The ports inside the container are fixed; the engine publishes
 // them on the ports the operator chose, which only the redirect needs to know.
 import { PROXY_ADMIN_SOCKET, PROXY_STATE_DIR } from '../../apps/images/image-recipes.js';
+import { isHeldUpstream } from './held-upstream.js';
 
 export interface ProxyRoute {
   /** ASCII names (IDNA-converted), the platform name first. */
@@ -55,8 +56,10 @@ export const CONTAINER_HTTP_PORT = 80;
 export const CONTAINER_HTTPS_PORT = 443;
 export const CERTIFICATE_STORAGE = `${PROXY_STATE_DIR}/data/caddy`;
 export const HSTS = 'max-age=31536000';
-/** How long a request may wait for its service's upstream to accept a connection (a redeploy's instant). */
-const UPSTREAM_TRY_DURATION = '10s';
+/** How long a request may wait for its service's upstream to accept a connection (a redeploy's instant), and how often it tries. */
+const UPSTREAM_WAIT = { try_duration: '10s', try_interval: '100ms' };
+/** The same while a restore holds the service's requests (held-upstream.ts): its swap takes a safety backup and a start. */
+const HELD_UPSTREAM_WAIT = { try_duration: '60s', try_interval: '250ms' };
 
 export function buildCaddyConfig(input: ProxyConfigInput): Record<string, unknown> {
   const routes = [...input.routes].sort((a, b) => (a.hostnames[0] ?? '').localeCompare(b.hostnames[0] ?? ''));
@@ -140,7 +143,7 @@ function reverseProxy(route: ProxyRoute): Record<string, unknown> {
     // could only fail held requests sooner (an upstream marked down during a restore's swap
     // stays down until the next check). The driver sends traffic to a revision only once it
     // answered its health check, and the health watcher checks every service through here.
-    load_balancing: { try_duration: UPSTREAM_TRY_DURATION, try_interval: '100ms' },
+    load_balancing: isHeldUpstream(route.upstream) ? HELD_UPSTREAM_WAIT : UPSTREAM_WAIT,
   };
 }
 

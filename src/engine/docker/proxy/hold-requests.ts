@@ -1,6 +1,6 @@
 // A restore's swap with nothing dropped. Before the serving web container stops, the proxy is
 // told to send the service's requests to a name nothing answers yet: it holds each new request,
-// dialling again every 100 ms for up to 10 s (caddy-config.ts), while those it had sent to the
+// dialling again every 250 ms for up to 60 s (caddy-config.ts), while those it had sent to the
 // old container finish there (PROXY_DRAIN_MS). The restored web container then answers under
 // that name as well as its own (service-start.ts inherits the row's upstream), so the held
 // requests are served by it. The row is written first: a push of the routes from the database
@@ -9,12 +9,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerSpec } from '../../driver.js';
 import type { DockerDriverOptions } from '../docker-driver-options.js';
+import { heldUpstreamName } from './held-upstream.js';
 import { PROXY_DRAIN_MS, routeServer } from './route-server.js';
-
-/** The name the proxy sends a service's requests to while a restore holds them: answered by no container until the restored one. */
-export function heldUpstreamName(serviceId: string): string {
-  return `teaminfra-${serviceId}-restored`;
-}
 
 /** Holds the service's new requests and lets those in flight finish; a no-op for a service the proxy does not serve now, or holds already. */
 export async function holdRequests(options: DockerDriverOptions, server: ServerSpec, serviceId: string): Promise<void> {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildCaddyConfig, coversName, type ProxyConfigInput } from '../../../../src/engine/docker/proxy/caddy-config.js';
 import { verdictsOf } from '../../../../src/engine/docker/proxy/certificate-readings.js';
+import { heldUpstreamName, isHeldUpstream } from '../../../../src/engine/docker/proxy/held-upstream.js';
 
 const input = (overrides: Partial<ProxyConfigInput> = {}): ProxyConfigInput => ({
   routes: [
@@ -50,6 +51,15 @@ describe('buildCaddyConfig', () => {
     expect(https.routes[1].handle[0].response.set['Strict-Transport-Security']).toEqual(['max-age=31536000']);
     expect(https.routes[1].handle[1]).toMatchObject({ upstreams: [{ dial: 'teaminfra-s1:8000' }], load_balancing: { try_duration: '10s' } });
     expect(https.routes[1].handle[1]).not.toHaveProperty('health_checks');
+  });
+
+  it('holds requests up to 60 s for a name a restore holds them on, and 10 s for a container\'s', () => {
+    const held = input({ routes: [{ hostnames: ['shop.apps.example.com'], upstream: `${heldUpstreamName('svc_1')}:8000`, healthPath: '/health' }] });
+    const https = (buildCaddyConfig(held) as Json).apps.http.servers.https;
+    const proxying = https.routes.flatMap((route: Json) => route.handle ?? []).filter((handler: Json) => handler.handler === 'reverse_proxy');
+    expect(proxying).toEqual([expect.objectContaining({ upstreams: [{ dial: 'teaminfra-svc_1-restored:8000' }], load_balancing: { try_duration: '60s', try_interval: '250ms' } })]);
+    expect(isHeldUpstream('teaminfra-svc_1-r2-erp:8000')).toBe(false);
+    expect(isHeldUpstream('restored:8000')).toBe(false);
   });
 
   it('sets renewal timing only when asked (tests make a certificate due at once)', () => {
