@@ -16,7 +16,11 @@ import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer 
 import { act, send } from '../../support/engine-http.js';
 import { dockerAvailable, removeEverythingOf, TEST_DOCKER_HOST, testDockerApi } from '../support/docker-engine.js';
 import { pebbleInstalled, startPebble, type Pebble } from './support/pebble.js';
+import { growServiceDatabase } from '../support/service-volume.js';
 import { RESENT_AFTER } from './support/resent-after.js';
+
+/** The service's database, grown before its first start. */
+const DATA_BYTES = 40_000_000;
 
 const tag = `bp${randomBytes(4).toString('hex')}`;
 const baseDomain = `apps.${tag}.test`;
@@ -32,6 +36,7 @@ describe.runIf(dockerAvailable && pebbleInstalled)('ERP services behind their se
   let token: string;
   let serverId: string;
   let serviceId: string;
+  let image: string;
   let trusted: Agent;
 
   /** A client as browsers are: a request on a keep-alive connection the proxy closed while it was idle is sent again on a new one (RFC 9112, 9.3.1). */
@@ -63,7 +68,7 @@ describe.runIf(dockerAvailable && pebbleInstalled)('ERP services behind their se
     server = await startTestServer({ engine: { pollMs: 100, reconcileIntervalMs: 0, startTimeoutMs: 30_000, proxySyncIntervalMs: 0, healthIntervalMs: 0 } }, {}, { engine: true });
     team = await seedTeam(server.app);
     token = (await makeToken(server.app, team.teamId)).value;
-    const image = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
+    image = (await admin(server.dataDir, ['build-erp-image', '--docker-host', TEST_DOCKER_HOST])).image;
     serverId = (await admin(server.dataDir, ['create-server', '--team', team.teamId, '--name', 'proxied', '--docker-host', TEST_DOCKER_HOST, '--image', image])).id;
     await admin(server.dataDir, ['set-server-domain', '--server', serverId, '--domain', baseDomain]);
     await admin(server.dataDir, ['set-server-proxy', '--server', serverId, '--http-port', String(pebble.httpPort), '--https-port', String(pebble.tlsPort)]);
@@ -131,6 +136,8 @@ describe.runIf(dockerAvailable && pebbleInstalled)('ERP services behind their se
     const created = await act(server.baseUrl, token, 'POST', '/api/service-erp', { server_id: serverId, name: 'Shop' });
     expect(created).toMatchObject({ state: 'succeeded' });
     serviceId = created.service_id;
+    // Data of a real size: the restore's swap below stops, backs up and loads tens of MB, not the demo's few KB.
+    expect(await growServiceDatabase({ api, db: server.app.db.kysely, image, serverId }, serviceId, DATA_BYTES)).toBeGreaterThan(DATA_BYTES);
     const started = await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/start`);
     expect(started, JSON.stringify(started)).toMatchObject({ state: 'succeeded' });
     const view = (await send(server.baseUrl, 'GET', `/api/service-erp/${serviceId}`, token)).body;
@@ -165,6 +172,8 @@ describe.runIf(dockerAvailable && pebbleInstalled)('ERP services behind their se
   it('fails no request sent without pause through a restore\'s swap: the proxy holds them for the restored revision', async () => {
     const backup = await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/backups`);
     expect(backup).toMatchObject({ state: 'succeeded' });
+    // Random names: the archive stays tens of MB, which the swap loads while requests wait.
+    expect((await send(server.baseUrl, 'GET', `/api/backups/${backup.backup_id}`, token)).body.size_bytes).toBeGreaterThan(DATA_BYTES / 3);
     const { result: restored, sent, failures } = await underLoad(`https://shop.${baseDomain}:${pebble.tlsPort}/health`,
       () => act(server.baseUrl, token, 'POST', `/api/backups/${backup.backup_id}/restore`));
     expect(restored, JSON.stringify(restored)).toMatchObject({ state: 'succeeded' });
