@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, RetryAgent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeGateway } from '../../../../src/engine/docker/bridge-gateway.js';
+import { heldUpstreamName } from '../../../../src/engine/docker/proxy/held-upstream.js';
 import { proxyContainerName } from '../../../../src/engine/docker/proxy/proxy-container.js';
 import { admin } from '../../../support/cli.js';
 import { makeToken, seedTeam, startTestServer, type SeededTeam, type TestServer } from '../../../support/fixtures.js';
@@ -180,6 +181,22 @@ describe.runIf(dockerAvailable && pebbleInstalled)('ERP services behind their se
     expect(sent).toBeGreaterThan(5);
     expect(failures).toEqual([]);
     expect((await send(server.baseUrl, 'GET', `/api/service-erp/${serviceId}`, token)).body.url).toBe(`https://shop.${baseDomain}:${pebble.tlsPort}/`);
+  }, 300_000);
+
+  it('holds the requests again when a restore finds its row held already (a crash between the row and the push of the route)', async () => {
+    const backup = await act(server.baseUrl, token, 'POST', `/api/service-erp/${serviceId}/backups`);
+    expect(backup).toMatchObject({ state: 'succeeded' });
+    // What a kill -9 of serve can leave, and the restore resumed after it finds: the row names the
+    // held upstream, while the proxy still sends requests to the serving container.
+    const db = server.app.db.kysely;
+    const { proxy_upstream: upstream } = await db.selectFrom('erp_services').select('proxy_upstream').where('id', '=', serviceId).executeTakeFirstOrThrow();
+    expect(upstream).not.toContain('restored');
+    await db.updateTable('erp_services').set({ proxy_upstream: `${heldUpstreamName(serviceId)}:${upstream!.split(':')[1]}` }).where('id', '=', serviceId).execute();
+    const { result: restored, sent, failures } = await underLoad(`https://shop.${baseDomain}:${pebble.tlsPort}/health`,
+      () => act(server.baseUrl, token, 'POST', `/api/backups/${backup.backup_id}/restore`));
+    expect(restored, JSON.stringify(restored)).toMatchObject({ state: 'succeeded' });
+    expect(sent).toBeGreaterThan(5);
+    expect(failures).toEqual([]);
   }, 300_000);
 
   it('serves a second service of the server under its own name only, and its start fails no request of the first', async () => {
