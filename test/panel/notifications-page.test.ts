@@ -82,5 +82,21 @@ describe('GET /panel (Overview) with unhealthy services', () => {
     expect(unhealthy).toContain('2027-01-02 03:04:05 UTC');
     expect(unhealthy).not.toContain('Fine ERP');
   });
+
+  it('puts the longest unhealthy first even beyond the fifty it shows, and says more are unhealthy', async () => {
+    const db = server.app.db.kysely;
+    const serverId = await insertServer(db, { teamId, name: 'outage' });
+    for (let index = 0; index < 55; index++) {
+      const id = await insertService(db, { teamId, serverId, name: `Outage ${index} ERP`, state: 'running' });
+      await inWriteTransaction(db, (trx) => changeServiceState(trx, id, { state: 'failed', reason: 'gone' }, { kind: 'reconcile', operationId: null }, '2027-02-01T00:00:00.000Z'));
+    }
+    // Made last (the largest id), unhealthy longest.
+    const oldest = await insertService(db, { teamId, serverId, name: 'Oldest ERP', state: 'running' });
+    await inWriteTransaction(db, (trx) => changeServiceState(trx, oldest, { state: 'failed', reason: 'gone' }, { kind: 'reconcile', operationId: null }, '2026-12-01T00:00:00.000Z'));
+    const page = (await (await signedIn('owner')).request('GET', '/panel')).text;
+    const unhealthy = page.slice(page.indexOf('<h2>Unhealthy</h2>'), page.indexOf('<h2>ERP services</h2>'));
+    expect([...unhealthy.matchAll(/">([A-Za-z0-9 ]+ ERP)<\/a>/g)].map((match) => match[1])[0]).toBe('Oldest ERP');
+    expect(unhealthy).toContain('More are unhealthy');
+  });
 });
 

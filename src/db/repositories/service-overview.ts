@@ -62,13 +62,16 @@ export async function countServicesByState(db: Kysely<Database>, teamId: string)
   return new Map(rows.map((row) => [row.state, Number(row.count)]));
 }
 
-/** The team's unhealthy services and copies (one range of erp_services_team_health), longest unhealthy first, at most `limit` + 1. */
+/**
+ * The team's unhealthy services and copies (one range of erp_services_team_health), longest
+ * unhealthy first, at most `limit` + 1. The range is sorted whole: unhealthy rows are few but in
+ * an outage, and then the longest unhealthy ones still come first.
+ */
 export async function listUnhealthyServices(db: Kysely<Database>, teamId: string, limit: number) {
-  const rows = await db.selectFrom('erp_services as s').leftJoin('servers as v', 'v.id', 's.server_id')
+  return db.selectFrom('erp_services as s').leftJoin('servers as v', 'v.id', 's.server_id')
     .select(['s.id', 's.name', 's.state', 's.revision', 's.parent_id', 's.health_since', 'v.name as server_name'])
     .where('s.team_id', '=', teamId).where('s.health', '=', 'unhealthy').where('s.deleted_at', 'is', null)
-    .orderBy('s.id').limit(limit + 1).execute();
-  return rows.sort((a, b) => (a.health_since ?? '').localeCompare(b.health_since ?? ''));
+    .orderBy('s.health_since').orderBy('s.id').limit(limit + 1).execute();
 }
 
 export async function listServersPage(
