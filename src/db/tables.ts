@@ -252,7 +252,7 @@ export interface ServiceHealthChecksTable {
   crash_loop_since: string | null;
 }
 
-export type IncidentKind = 'service_down' | 'crash_loop' | 'server_unreachable' | 'backup_failed';
+export type IncidentKind = 'service_down' | 'crash_loop' | 'server_unreachable' | 'backup_failed' | 'certificate_failed';
 
 export interface IncidentsTable {
   id: string; team_id: string; kind: IncidentKind; subject_type: 'service' | 'server'; subject_id: string; subject_name: string;

@@ -7,9 +7,10 @@ export const NOTIFICATION_KINDS: readonly { kind: IncidentKind; label: string }[
   { kind: 'crash_loop', label: 'An ERP service restarts in a loop' },
   { kind: 'server_unreachable', label: 'A server\'s engine does not answer' },
   { kind: 'backup_failed', label: 'A backup failed' },
+  { kind: 'certificate_failed', label: 'A certificate for a service\'s name could not be obtained or renewed' },
 ];
 
-export const DEFAULT_NOTIFICATION_KINDS: readonly IncidentKind[] = ['service_down', 'crash_loop', 'server_unreachable', 'backup_failed'];
+export const DEFAULT_NOTIFICATION_KINDS: readonly IncidentKind[] = ['service_down', 'crash_loop', 'server_unreachable', 'backup_failed', 'certificate_failed'];
 
 export function isNotificationKind(value: string): value is IncidentKind {
   return NOTIFICATION_KINDS.some((entry) => entry.kind === value);

@@ -18,6 +18,7 @@ const TITLES: Record<IncidentKind, string> = {
   crash_loop: 'ERP service crash loop',
   server_unreachable: 'Server unreachable',
   backup_failed: 'Backup failed',
+  certificate_failed: 'Certificate failed',
 };
 
 export interface SenderOptions {

@@ -37,7 +37,7 @@ describe('GET and POST /panel/notifications', () => {
     const owner = await signedIn('owner');
     const first = await owner.request('GET', '/panel/notifications');
     expect(first.status).toBe(200);
-    expect(checked(first.text)).toEqual(['service_down', 'crash_loop', 'server_unreachable', 'backup_failed']);
+    expect(checked(first.text)).toEqual(['service_down', 'crash_loop', 'server_unreachable', 'backup_failed', 'certificate_failed']);
     expect(first.text).toContain('No email is sent yet');
     const saved = await owner.request('POST', '/panel/notifications', [
       ['_csrf', owner.csrfFrom(first.text)], ['kinds', 'service_down'], ['kinds', 'backup_failed'],

@@ -7,6 +7,8 @@
 import type { Kysely } from 'kysely';
 import { insertEvent } from '../../db/repositories/events.js';
 import type { CertificateState, Database } from '../../db/tables.js';
+import { nowIso } from '../../db/ids.js';
+import { settleCertificateIncident } from '../../health/certificate-incidents.js';
 import { inWriteTransaction } from '../write-transaction.js';
 import { setCertificateState } from './service-domains.js';
 
@@ -74,6 +76,7 @@ export async function recordCertificateChanges(db: Kysely<Database>, changes: re
           teamId: change.row.team_id, type: change.event,
           data: { service_id: change.row.service_id, domain: change.row.domain, certificate: { state: change.state, expires_at: change.expiresAt, reason: change.reason } },
         });
+        await settleCertificateIncident(trx, { serviceId: change.row.service_id, domain: change.row.domain, event: change.event, reason: change.reason }, nowIso());
       }
     });
   }

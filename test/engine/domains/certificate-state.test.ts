@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type SqliteDb } from '../../../src/db/connect.js';
 import { nowIso } from '../../../src/db/ids.js';
 import { listEvents } from '../../../src/db/repositories/events.js';
+import { setNotificationMail } from '../../../src/db/repositories/incidents.js';
 import { insertServer } from '../../../src/db/repositories/servers.js';
 import { insertService } from '../../../src/db/repositories/services.js';
-import { insertTeam } from '../../../src/db/repositories/teams.js';
+import { insertTeam, upsertMember } from '../../../src/db/repositories/teams.js';
 import { certificateChanges, recordCertificateChanges, serverDomainRows, type DomainCertificateRow } from '../../../src/engine/domains/certificate-state.js';
 import { tempDataDir } from '../../support/fixtures.js';
 
@@ -75,5 +76,33 @@ describe('recordCertificateChanges', () => {
     expect(events.map((event) => [event.type, JSON.parse(event.payload).data])).toEqual([['certificate.failed', {
       service_id: serviceId, domain: 'shop.example.org', certificate: { state: 'failed', expires_at: null, reason: 'shop.example.org: refused' },
     }]]);
+  });
+
+  it('emails the owners once when names of a service get no certificate, and once more when every name has one', async () => {
+    const teamId = await insertTeam(db.kysely, { name: 'Mailed team', plan: 'starter', timezone: 'UTC' });
+    await upsertMember(db.kysely, { teamId, email: 'owner@example.com', role: 'owner', passwordHash: 'x' });
+    await upsertMember(db.kysely, { teamId, email: 'member@example.com', role: 'member', passwordHash: 'x' });
+    await setNotificationMail(db.kysely, { host: '127.0.0.1', port: 2525, from: 'alerts@teaminfra.test' }, nowIso());
+    const serverId = await insertServer(db.kysely, { teamId, name: 'docker' });
+    const serviceId = await insertService(db.kysely, { teamId, serverId, name: 'Books' });
+    for (const domain of ['books.example.org', 'www.books.example.org']) {
+      await db.kysely.insertInto('service_domains').values({ domain, service_id: serviceId, kind: 'custom', certificate_state: 'pending', created_at: nowIso(), updated_at: nowIso() }).execute();
+    }
+    const emails = () => db.kysely.selectFrom('notification_emails').select(['phase', 'recipient', 'what']).where('team_id', '=', teamId).orderBy('created_at').orderBy('phase', 'desc').execute();
+    const report = async (stored: string[], failing: string[]) => recordCertificateChanges(db.kysely, await certificateChanges(
+      await serverDomainRows(db.kysely, serverId),
+      { stored: new Map(stored.map((domain) => [domain, { expiresAt: '2027-03-01T00:00:00.000Z' }])), verdicts: failing.map((name) => ({ name, ok: false, error: 'no such host' })) },
+      NOW, explain,
+    ));
+    await report([], ['books.example.org', 'www.books.example.org']);
+    expect(await emails()).toEqual([{ phase: 'start', recipient: 'owner@example.com', what: 'The certificate for books.example.org (ERP service "Books") could not be obtained: books.example.org: no such host' }]);
+    // One name issued, the other still failed: the incident goes on.
+    await report(['books.example.org'], ['www.books.example.org']);
+    expect(await emails()).toHaveLength(1);
+    await report(['books.example.org', 'www.books.example.org'], []);
+    expect((await emails()).map((email) => [email.phase, email.what])).toEqual([
+      ['start', 'The certificate for books.example.org (ERP service "Books") could not be obtained: books.example.org: no such host'],
+      ['end', 'Every name of ERP service "Books" has its certificate again.'],
+    ]);
   });
 });
