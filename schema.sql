@@ -761,7 +761,7 @@ CREATE TABLE IF NOT EXISTS service_health_checks (
 -- Incidents: what the team is emailed about, one email when it starts and one when it ends. A
 -- subject (a service or a server) starts at most one incident of a kind an hour, so a service that
 -- flaps mails twice an hour at most (its events still go out). kind: service_down, crash_loop,
--- server_unreachable, backup_failed (which starts and ends at once: one email).
+-- server_unreachable, backup_failed (which starts and ends at once: one email), certificate_failed.
 CREATE TABLE IF NOT EXISTS incidents (
   id            TEXT PRIMARY KEY,
   team_id       TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
