@@ -5,11 +5,10 @@
 // before pointing their DNS gets one email, not five.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
-import type { CertificateEventType } from '../engine/domains/certificate-state.js';
 import { endIncident, startIncident } from './incidents.js';
 
 export async function settleCertificateIncident(
-  trx: Kysely<Database>, change: { serviceId: string; domain: string; event: CertificateEventType; reason: string | null }, at: string,
+  trx: Kysely<Database>, change: { serviceId: string; domain: string; event: 'certificate.issued' | 'certificate.failed' | 'certificate.expiring'; reason: string | null }, at: string,
 ): Promise<void> {
   const service = await trx.selectFrom('erp_services').select(['team_id', 'name']).where('id', '=', change.serviceId).executeTakeFirst();
   if (!service) return;

@@ -43,3 +43,17 @@ export async function startBackupFailedIncident(
   const what = `A ${backup.kind} backup of ERP service "${service.name}" failed${backup.reason ? `: ${backup.reason}` : '.'}`;
   await startIncident(trx, { teamId: service.team_id, type: 'service', id: backup.service_id, name: service.name }, 'backup_failed', what, at, { endsAtOnce: true });
 }
+
+/**
+ * A backup's off-site copy failed (backup.offsite_failed, announced once per copy): a "backup
+ * failed" email too, at most one an hour per service, since the team's protection against losing
+ * the server is what failed. The server's copy is kept.
+ */
+export async function startOffsiteFailedIncident(
+  trx: Kysely<Database>, copy: { service_id: string; kind: string; reason: string | null }, at: string,
+): Promise<void> {
+  const service = await trx.selectFrom('erp_services').select(['team_id', 'name']).where('id', '=', copy.service_id).executeTakeFirst();
+  if (!service) return;
+  const what = `The off-site copy of a ${copy.kind} backup of ERP service "${service.name}" could not be stored${copy.reason ? `: ${copy.reason}` : '.'} The server's copy is kept.`;
+  await startIncident(trx, { teamId: service.team_id, type: 'service', id: copy.service_id, name: service.name }, 'backup_failed', what, at, { endsAtOnce: true });
+}

@@ -16,6 +16,7 @@ import type { OffsiteCopyState } from '../db/tables.js';
 import { isLeaseOwnerGone, newLeaseOwner, retireLeaseOwner } from '../engine/lease-owner.js';
 import { PeriodicPass } from '../engine/periodic-pass.js';
 import { inWriteTransaction } from '../engine/write-transaction.js';
+import { startOffsiteFailedIncident } from '../health/state-incidents.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { pruneOffsiteCopies } from './offsite-pruning.js';
 import { StoreFailure } from './store-failure.js';
@@ -126,6 +127,7 @@ export class OffsiteUploader {
         teamId: copy.team_id, type: outcome.state === 'stored' ? 'backup.offsite_stored' : 'backup.offsite_failed', at,
         data: { backup: { id: copy.backup_id, service_id: copy.service_id, kind }, location: { kind: 'offsite', state: outcome.state, reason: outcome.reason } },
       });
+      if (outcome.state !== 'stored') await startOffsiteFailedIncident(trx, { service_id: copy.service_id, kind, reason: outcome.reason }, at);
     });
   }
 }

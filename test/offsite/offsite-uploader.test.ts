@@ -11,7 +11,9 @@ import { DeleteBucketCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertServer } from '../../src/db/repositories/servers.js';
 import { insertService } from '../../src/db/repositories/services.js';
-import { insertTeam } from '../../src/db/repositories/teams.js';
+import { nowIso } from '../../src/db/ids.js';
+import { setNotificationMail } from '../../src/db/repositories/incidents.js';
+import { insertTeam, upsertMember } from '../../src/db/repositories/teams.js';
 import { pruneBackups } from '../../src/engine/backup-retention.js';
 import { DEFAULT_ENGINE_CONFIG } from '../../src/engine/engine.js';
 import { secretContext, setBackupDestination } from '../../src/offsite/destinations.js';
@@ -119,6 +121,8 @@ describe.runIf(objectStoreInstalled)('the off-site uploader', () => {
   it('fails with a sentence when the bucket is gone or the key is refused, keeps the server\'s copy, and tries again once the destination is saved anew', async () => {
     const teamId = await insertTeam(db(), { name: 'Refused', plan: 'starter', timezone: 'UTC' });
     const serviceId = await insertService(db(), { teamId, serverId: await insertServer(db(), { teamId, name: 'host' }), name: 'ERP' });
+    await upsertMember(db(), { teamId, email: 'refused-owner@example.com', role: 'owner', passwordHash: 'x' });
+    await setNotificationMail(db(), { host: '127.0.0.1', port: 2525, from: 'alerts@teaminfra.test' }, nowIso());
     await store.makeBucket('short-lived');
     const destination = { endpoint: store.endpoint, region: store.region, bucket: 'short-lived', prefix: '', accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey, allowPrivate: true };
     await setBackupDestination(db(), server.app.secrets, teamId, destination);
@@ -128,6 +132,11 @@ describe.runIf(objectStoreInstalled)('the off-site uploader', () => {
     const bucketSentence = `Uploading the encrypted backup failed: the bucket "short-lived" does not exist at ${store.endpoint}.`;
     expect(await copyOf(noBucket)).toMatchObject({ state: 'failed', reason: bucketSentence, attempts: 1 });
     expect(await offsiteEvents(db(), noBucket)).toEqual([{ type: 'backup.offsite_failed', state: 'failed', reason: bucketSentence }]);
+    // The owners are told by email, as of a backup that failed: once (the one that follows within the hour writes none).
+    const emailed = () => db().selectFrom('notification_emails').select(['recipient', 'what']).where('team_id', '=', teamId).execute();
+    expect(await emailed()).toEqual([{
+      recipient: 'refused-owner@example.com', what: `The off-site copy of a manual backup of ERP service "ERP" could not be stored: ${bucketSentence} The server's copy is kept.`,
+    }]);
 
     // A key the store no longer accepts.
     const { id } = await db().selectFrom('backup_destinations').select('id').where('team_id', '=', teamId).where('replaced_at', 'is', null).executeTakeFirstOrThrow();
@@ -138,6 +147,7 @@ describe.runIf(objectStoreInstalled)('the off-site uploader', () => {
     const refusedCopy = await copyOf(refused);
     expect(refusedCopy).toMatchObject({ state: 'failed' });
     expect(refusedCopy.reason).toBe('Uploading the encrypted backup failed: the store refused the access key id or the secret access key (SignatureDoesNotMatch).');
+    expect(await emailed()).toHaveLength(1);
     // Nothing lost: both backups are still whole on their server.
     for (const backupId of [noBucket, refused]) {
       const backup = await db().selectFrom('backups').selectAll().where('id', '=', backupId).executeTakeFirstOrThrow();
