@@ -199,10 +199,15 @@ export default async function proxyBench() {
 
       await timed('DELETE', `/api/service-erp/${serviceId}`);
 
-      const ratios = { proxiedOverDirectThroughput: proxiedFigures.rps / directFigures.rps, proxiedOverDirectP99: proxiedFigures.p99Ms / directFigures.p99Ms };
+      // What a person waits more for each page: the proxy's own cost (TLS and one more hop), which
+      // the throughput ratio hides when the page costs the service almost nothing.
+      const ratios = {
+        proxiedOverDirectThroughput: proxiedFigures.rps / directFigures.rps, proxiedOverDirectP99: proxiedFigures.p99Ms / directFigures.p99Ms,
+        addedP50Ms: proxiedFigures.p50Ms - directFigures.p50Ms,
+      };
       const met = ratios.proxiedOverDirectThroughput >= MIN_THROUGHPUT_RATIO && redeployLoad.failed === 0;
-      console.log(`direct HTTP: ${directFigures.rps.toFixed(0)} req/s, p99 ${directFigures.p99Ms.toFixed(2)} ms; through the proxy over HTTPS: ` +
-        `${proxiedFigures.rps.toFixed(0)} req/s, p99 ${proxiedFigures.p99Ms.toFixed(2)} ms (ratio ${ratios.proxiedOverDirectThroughput.toFixed(3)}, target >= ${MIN_THROUGHPUT_RATIO})`);
+      console.log(`direct HTTP: ${directFigures.rps.toFixed(0)} req/s, p50 ${directFigures.p50Ms.toFixed(2)} ms, p99 ${directFigures.p99Ms.toFixed(2)} ms; through the proxy over HTTPS: ` +
+        `${proxiedFigures.rps.toFixed(0)} req/s, p50 ${proxiedFigures.p50Ms.toFixed(2)} ms, p99 ${proxiedFigures.p99Ms.toFixed(2)} ms (ratio ${ratios.proxiedOverDirectThroughput.toFixed(3)}, target >= ${MIN_THROUGHPUT_RATIO})`);
       console.log(`add_service_domain to the first HTTPS answer: ${Math.round(domainToHttpsMs)} ms; redeploy under load: ${redeployLoad.requests} answered, ${redeployLoad.failed} failed (target 0); target ${met ? 'met' : 'NOT met'}`);
       return {
         connections, seconds, rounds, direct: directFigures, proxied: proxiedFigures, domainToHttpsMs,
