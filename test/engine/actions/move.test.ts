@@ -8,13 +8,11 @@ import { nowIso } from '../../../src/db/ids.js';
 import { MAX_ATTEMPTS, performOperation } from '../../../src/engine/perform.js';
 import type { MoveParameters } from '../../../src/engine/actions/move.js';
 import { loadServerSpec, loadServiceSpec } from '../../../src/engine/service-spec.js';
-import { admin } from '../../support/cli.js';
 import type { TestServer } from '../../support/fixtures.js';
-import { copyImages } from '../../offsite/support/copied-images.js';
-import { dockerAvailable, removeEverythingOf, testDockerApi } from '../docker/support/docker-engine.js';
-import { startDockerTeam } from '../docker/support/docker-team.js';
-import { secondEngineStartable, startSecondEngine, type SecondEngine } from '../docker/support/second-engine.js';
+import { dockerAvailable, testDockerApi } from '../docker/support/docker-engine.js';
+import { secondEngineStartable, type SecondEngine } from '../docker/support/second-engine.js';
 import { engineObjectsOf, teamCalls } from '../docker/support/team-calls.js';
+import { startTwoEngineTeam, type TwoEngineTeam } from '../docker/support/two-engine-team.js';
 
 const OWNER = 'crashed-worker';
 
@@ -28,19 +26,15 @@ describe.runIf(dockerAvailable && secondEngineStartable)('moveAction after its w
   let there: string;
   const { call, actAndWait } = teamCalls(() => server.baseUrl, () => token);
 
+  let team: TwoEngineTeam | undefined;
+
   beforeAll(async () => {
-    second = await startSecondEngine();
-    const docker = await startDockerTeam();
-    ({ server, token, teamId } = docker);
-    await copyImages(api, second.api, [docker.image]);
-    here = await docker.addServer('here');
-    there = (await admin(server.dataDir, ['create-server', '--team', teamId, '--name', 'there', '--docker-host', second.host, '--image', docker.image])).id as string;
+    team = await startTwoEngineTeam(api);
+    ({ second, server, token, teamId, here, there } = team);
   }, 600_000);
 
   afterAll(async () => {
-    await server?.close();
-    await removeEverythingOf(api, here).catch(() => undefined);
-    await second?.stop();
+    await team?.close();
     await api.close();
   }, 180_000);
 

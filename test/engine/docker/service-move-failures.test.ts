@@ -5,14 +5,12 @@
 // server with the data it had (its database of several megabytes, compared by digest).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { admin } from '../../support/cli.js';
 import type { TestServer } from '../../support/fixtures.js';
-import { copyImages } from '../../offsite/support/copied-images.js';
-import { dockerAvailable, removeEverythingOf, testDockerApi } from './support/docker-engine.js';
-import { startDockerTeam } from './support/docker-team.js';
-import { secondEngineStartable, startSecondEngine, type SecondEngine } from './support/second-engine.js';
+import { dockerAvailable, testDockerApi } from './support/docker-engine.js';
+import { secondEngineStartable, type SecondEngine } from './support/second-engine.js';
 import { growServiceDatabase, productsDigest } from './support/service-volume.js';
 import { engineObjectsOf, teamCalls } from './support/team-calls.js';
+import { startTwoEngineTeam, type TwoEngineTeam } from './support/two-engine-team.js';
 
 const DATA_BYTES = 24_000_000;
 /** The reason of a move that failed: a sentence that says where the service is, then what failed. */
@@ -28,19 +26,15 @@ describe.runIf(dockerAvailable && secondEngineStartable)('move_erp_service when 
   let there: string;
   const { call, actAndWait } = teamCalls(() => server.baseUrl, () => token);
 
+  let team: TwoEngineTeam | undefined;
+
   beforeAll(async () => {
-    second = await startSecondEngine({ diskBytes: 1_000_000_000 });
-    const docker = await startDockerTeam();
-    ({ server, token, image } = docker);
-    await copyImages(api, second.api, [image]);
-    here = await docker.addServer('here');
-    there = (await admin(server.dataDir, ['create-server', '--team', docker.teamId, '--name', 'there', '--docker-host', second.host, '--image', image])).id as string;
+    team = await startTwoEngineTeam(api, { diskBytes: 1_000_000_000 });
+    ({ second, server, token, image, here, there } = team);
   }, 600_000);
 
   afterAll(async () => {
-    await server?.close();
-    await removeEverythingOf(api, here).catch(() => undefined);
-    await second?.stop();
+    await team?.close();
     await api.close();
   }, 180_000);
 
