@@ -5,14 +5,14 @@
 // before pointing their DNS gets one email, not five.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
-import { endIncident, startIncident } from './incidents.js';
+import { endIncident, serviceSubject, startIncident } from './incidents.js';
 
 export async function settleCertificateIncident(
   trx: Kysely<Database>, change: { serviceId: string; domain: string; event: 'certificate.issued' | 'certificate.failed' | 'certificate.expiring'; reason: string | null }, at: string,
 ): Promise<void> {
-  const service = await trx.selectFrom('erp_services').select(['team_id', 'name']).where('id', '=', change.serviceId).executeTakeFirst();
-  if (!service) return;
-  const named = `ERP service "${service.name}"`;
+  const subject = await serviceSubject(trx, change.serviceId);
+  if (!subject) return;
+  const named = `ERP service "${subject.name}"`;
   if (change.event === 'certificate.issued') {
     const failed = await trx.selectFrom('service_domains').select('domain').where('service_id', '=', change.serviceId)
       .where('certificate_state', '=', 'failed').limit(1).executeTakeFirst();
@@ -22,5 +22,5 @@ export async function settleCertificateIncident(
   const what = change.event === 'certificate.failed'
     ? `The certificate for ${change.domain} (${named}) could not be obtained: ${change.reason ?? 'the CA gave no reason.'}`
     : `The certificate for ${change.domain} (${named}) has not been renewed: ${change.reason ?? 'no reason given.'}`;
-  await startIncident(trx, { teamId: service.team_id, type: 'service', id: change.serviceId, name: service.name }, 'certificate_failed', what, at);
+  await startIncident(trx, subject, 'certificate_failed', what, at);
 }

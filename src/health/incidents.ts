@@ -21,6 +21,12 @@ export interface IncidentSubject {
   name: string;
 }
 
+/** The service an incident is about, as its subject; undefined once the service is gone. */
+export async function serviceSubject(trx: Kysely<Database>, serviceId: string): Promise<IncidentSubject | undefined> {
+  const service = await trx.selectFrom('erp_services').select(['team_id', 'name']).where('id', '=', serviceId).executeTakeFirst();
+  return service && { teamId: service.team_id, type: 'service', id: serviceId, name: service.name };
+}
+
 /**
  * Starts an incident of `kind` about `subject` and writes its start emails; null (nothing
  * written) when one is open, or one started within the hour. `what` is the email's sentence.

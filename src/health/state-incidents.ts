@@ -5,7 +5,7 @@
 // has stopped restarting it: the watcher sees that).
 import type { Kysely } from 'kysely';
 import type { Database, ServiceHealth, ServiceState } from '../db/tables.js';
-import { endIncident, startIncident } from './incidents.js';
+import { endIncident, serviceSubject, startIncident } from './incidents.js';
 
 export function healthOfState(state: ServiceState): ServiceHealth {
   if (state === 'running') return 'healthy';
@@ -38,10 +38,10 @@ export async function settleIncidentsOfState(
 export async function startBackupFailedIncident(
   trx: Kysely<Database>, backup: { service_id: string; kind: string; reason: string | null }, at: string,
 ): Promise<void> {
-  const service = await trx.selectFrom('erp_services').select(['team_id', 'name']).where('id', '=', backup.service_id).executeTakeFirst();
-  if (!service) return;
-  const what = `A ${backup.kind} backup of ERP service "${service.name}" failed${backup.reason ? `: ${backup.reason}` : '.'}`;
-  await startIncident(trx, { teamId: service.team_id, type: 'service', id: backup.service_id, name: service.name }, 'backup_failed', what, at, { endsAtOnce: true });
+  const subject = await serviceSubject(trx, backup.service_id);
+  if (!subject) return;
+  const what = `A ${backup.kind} backup of ERP service "${subject.name}" failed${backup.reason ? `: ${backup.reason}` : '.'}`;
+  await startIncident(trx, subject, 'backup_failed', what, at, { endsAtOnce: true });
 }
 
 /**
@@ -52,8 +52,8 @@ export async function startBackupFailedIncident(
 export async function startOffsiteFailedIncident(
   trx: Kysely<Database>, copy: { service_id: string; kind: string; reason: string | null }, at: string,
 ): Promise<void> {
-  const service = await trx.selectFrom('erp_services').select(['team_id', 'name']).where('id', '=', copy.service_id).executeTakeFirst();
-  if (!service) return;
-  const what = `The off-site copy of a ${copy.kind} backup of ERP service "${service.name}" could not be stored${copy.reason ? `: ${copy.reason}` : '.'} The server's copy is kept.`;
-  await startIncident(trx, { teamId: service.team_id, type: 'service', id: copy.service_id, name: service.name }, 'backup_failed', what, at, { endsAtOnce: true });
+  const subject = await serviceSubject(trx, copy.service_id);
+  if (!subject) return;
+  const what = `The off-site copy of a ${copy.kind} backup of ERP service "${subject.name}" could not be stored${copy.reason ? `: ${copy.reason}` : '.'} The server's copy is kept.`;
+  await startIncident(trx, subject, 'backup_failed', what, at, { endsAtOnce: true });
 }
